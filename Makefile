@@ -1,0 +1,47 @@
+# imgctl — see README.md. Every target works on a fresh Linux machine as root
+# once `make deps` has installed runc and busybox-static.
+GO       ?= go
+BIN      := bin
+PKGS     := ./...
+
+.PHONY: all build buildkitd deps test test-hello lint vet fmt bench demo clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/imgctl ./cmd/imgctl
+
+# buildkitd comes from the version go.mod pins, through its tool directive.
+buildkitd: $(BIN)/buildkitd
+$(BIN)/buildkitd: go.mod go.sum
+	$(GO) build -o $(BIN)/buildkitd github.com/moby/buildkit/cmd/buildkitd
+
+# System packages the BuildKit tests need: runc for the OCI worker and a
+# static busybox for the synthesised golang build image.
+deps:
+	@if ! command -v runc >/dev/null 2>&1 || ! test -x /bin/busybox; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y runc busybox-static; fi
+
+# The test command of the README and CI.
+test: deps buildkitd
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	cd examples/hello && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+lint: vet
+	@out="$$(gofmt -l . )"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+fmt:
+	gofmt -w .
+
+bench: buildkitd
+	$(GO) run ./bench
+
+demo: deps buildkitd build
+	$(GO) run ./internal/demo
+
+clean:
+	rm -rf $(BIN)

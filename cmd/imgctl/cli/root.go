@@ -1,0 +1,101 @@
+// Package cli holds imgctl's cobra commands, one file per verb. NewRootCmd
+// builds a fresh tree with no package state, so tests run many in one
+// process.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of the CLI contract.
+const (
+	ExitOK     = 0
+	ExitFailed = 1 // the check failed: findings, or nothing matches
+	ExitError  = 2 // usage, network or registry error
+)
+
+// ErrCheckFailed marks a run whose check failed (exit 1).
+var ErrCheckFailed = errors.New("check failed")
+
+// ErrUsage marks bad command-line input (exit 2).
+var ErrUsage = errors.New("usage")
+
+// rootOptions are the flags every command shares.
+type rootOptions struct {
+	output   string
+	insecure bool
+	verbose  bool
+	stdin    io.Reader
+}
+
+// NewRootCmd builds a fresh imgctl command tree.
+func NewRootCmd() *cobra.Command {
+	o := &rootOptions{}
+	root := &cobra.Command{
+		Use:           "imgctl",
+		Short:         "Build, merge, verify and publish multi-platform images with Windows variants",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if o.output != "text" && o.output != "json" {
+				return fmt.Errorf("%w: --output must be text or json, not %q", ErrUsage, o.output)
+			}
+			return nil
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return fmt.Errorf("%w: %w", ErrUsage, err) })
+	pf := root.PersistentFlags()
+	pf.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	pf.BoolVar(&o.insecure, "insecure", false, "allow plain HTTP and unverified TLS for registries that are not on loopback")
+	pf.BoolVarP(&o.verbose, "verbose", "v", false, "log progress and request counts to stderr")
+	root.AddCommand(
+		newResolveCmd(o),
+		newVerifyCmd(o),
+		newInspectCmd(o),
+	)
+	return root
+}
+
+// Execute runs imgctl with args and returns the process exit code.
+func Execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := NewRootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	// A bare ErrCheckFailed means the command already printed its report.
+	if err != nil && err != ErrCheckFailed { //nolint:errorlint // identity is the point
+
+		fmt.Fprintf(stderr, "imgctl: %v\n", err)
+	}
+	return ExitCode(err)
+}
+
+// ExitCode maps an error from a command to the contract's exit code.
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, ErrCheckFailed):
+		return ExitFailed
+	default:
+		return ExitError
+	}
+}
+
+// logger returns the command's logger: stderr, debug level with --verbose,
+// warnings only otherwise.
+func (o *rootOptions) logger(cmd *cobra.Command) *slog.Logger {
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+}

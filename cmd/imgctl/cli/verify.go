@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/verify"
+)
+
+type verifyOptions struct {
+	targets      []string
+	require      []string
+	hostProcess  bool
+	runAsNonRoot bool
+	engine       string
+	concurrency  int
+}
+
+func newVerifyCmd(ro *rootOptions) *cobra.Command {
+	o := &verifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify REF",
+		Short: "Check that every Windows variant carries an os.version target nodes accept",
+		Long: `verify reads an index, its child manifests and their configs (never a layer)
+and simulates how containerd 2.x, containerd 1.7 and Docker pick a variant on
+each target Windows build. It exits 0 when the index passes, 1 when it has
+error findings, and 2 on usage, network or registry errors.`,
+		Example: `  imgctl verify registry.example.com/app:1.0 --target ltsc2022,ltsc2025
+  imgctl verify registry.example.com/app:1.0 --require-platform linux/amd64,linux/arm64 -o json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			vo, err := o.options()
+			if err != nil {
+				return err
+			}
+			rc := ro.registry()
+			f, err := fetch(cmd, rc, args[0])
+			if err != nil {
+				return err
+			}
+			var snap *verify.Snapshot
+			if f.index != nil {
+				snap, err = verify.LoadIndex(cmd.Context(), f.index, o.concurrency)
+			} else {
+				snap, err = verify.LoadImage(f.image)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", f.ref, err)
+			}
+			rep := verify.Evaluate(f.ref.String(), snap, vo)
+			ro.logger(cmd).Info("verify", "ref", f.ref.String(), "requests", rc.Requests())
+			if ro.verbose {
+				fmt.Fprintf(cmd.ErrOrStderr(), "verify: %d registry requests\n", rc.Requests())
+			}
+			if err := printReport(cmd.OutOrStdout(), ro.output, rep); err != nil {
+				return err
+			}
+			if !rep.Passed {
+				return ErrCheckFailed
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&o.targets, "target", nil, "Windows node builds: ltsc2019, ltsc2022, ltsc2025, a build number or a version (default ltsc2022,ltsc2025 when the index has Windows variants)")
+	fl.StringSliceVar(&o.require, "require-platform", nil, "platforms the index must contain, e.g. linux/amd64,windows/amd64:10.0.26100")
+	fl.BoolVar(&o.hostProcess, "hostprocess", false, "accept Windows variants without os.version (HostProcess images)")
+	fl.BoolVar(&o.runAsNonRoot, "run-as-non-root", false, "fail Windows images whose user is ContainerAdministrator")
+	fl.StringVar(&o.engine, "engine", "", "simulate only this engine: containerd, containerd-1.7 or docker (default: all, containerd decides)")
+	fl.IntVar(&o.concurrency, "concurrency", verify.DefaultConcurrency, "concurrent manifest and config fetches")
+	return cmd
+}
+
+func (o *verifyOptions) options() (verify.Options, error) {
+	vo := verify.Options{HostProcess: o.hostProcess, RunAsNonRoot: o.runAsNonRoot}
+	var err error
+	if vo.Targets, err = platform.ParseTargets(splitList(o.targets)); err != nil {
+		return vo, fmt.Errorf("%w: --target: %w", ErrUsage, err)
+	}
+	if vo.RequirePlatforms, err = platform.ParseList(o.require); err != nil {
+		return vo, fmt.Errorf("%w: --require-platform: %w", ErrUsage, err)
+	}
+	if o.engine != "" {
+		e, err := platform.EngineByName(o.engine)
+		if err != nil {
+			return vo, fmt.Errorf("%w: --engine: %w", ErrUsage, err)
+		}
+		vo.Engines = []platform.Engine{e}
+	}
+	if o.concurrency < 1 {
+		return vo, fmt.Errorf("%w: --concurrency must be at least 1", ErrUsage)
+	}
+	return vo, nil
+}
+
+// printReport writes a verify report as JSON per the contract or as text.
+func printReport(w io.Writer, format string, rep *verify.Report) error {
+	if format == "json" {
+		return writeJSON(w, rep)
+	}
+	status := "PASSED"
+	if !rep.Passed {
+		status = "FAILED"
+	}
+	fmt.Fprintf(w, "%s %s@%s\n", status, rep.Ref, rep.Digest)
+	if len(rep.Targets) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "TARGET\tBUILD\tENGINE\tSELECTS\tOS.VERSION")
+		for _, t := range rep.Targets {
+			sel := t.Selected
+			if sel == "" {
+				sel = "(nothing)"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", t.Target, t.Build, t.Engine, shortDigest(sel), t.OSVersion)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	for _, f := range rep.Findings {
+		where := ""
+		if f.Platform != "" {
+			where = " " + f.Platform
+		}
+		if f.Digest != "" {
+			where += " " + shortDigest(f.Digest)
+		}
+		fmt.Fprintf(w, "%-7s %s%s: %s\n", f.Severity, f.Rule, where, f.Message)
+	}
+	_, err := fmt.Fprintf(w, "%d error(s), %d finding(s)\n", len(rep.Errors()), len(rep.Findings))
+	return err
+}

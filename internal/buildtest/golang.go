@@ -1,0 +1,133 @@
+package buildtest
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// HostBusybox is the statically linked busybox (Debian busybox-static) that
+// GolangImage installs as /bin/busybox.
+const HostBusybox = "/bin/busybox"
+
+// ErrDynamicBusybox is returned when HostBusybox needs a dynamic loader.
+var ErrDynamicBusybox = errors.New("busybox is dynamically linked (apt-get install -y busybox-static)")
+
+// GolangImage returns a linux/amd64 image with this machine's Go toolchain
+// as /usr/local/go (trimmed to what `go build` needs) and busybox as /bin/sh
+// and friends. Its environment makes builds offline: GOTOOLCHAIN=local,
+// GOPROXY=off, GOFLAGS=-mod=mod, GOCACHE=/tmp/gocache. The toolchain layer is
+// written once per process into a temporary file.
+func GolangImage() (v1.Image, error) {
+	goLayer, err := goLayerOnce()
+	if err != nil {
+		return nil, err
+	}
+	bb, err := busyboxLayer()
+	if err != nil {
+		return nil, err
+	}
+	return newImage(v1.Platform{OS: "linux", Architecture: "amd64"}, v1.Config{
+		Env: []string{
+			"PATH=/usr/local/go/bin:/bin",
+			"GOCACHE=/tmp/gocache",
+			"HOME=/tmp",
+			"GOTOOLCHAIN=local",
+			"GOPROXY=off",
+			"GOSUMDB=off",
+			"GOFLAGS=-mod=mod",
+		},
+		WorkingDir: "/",
+		Cmd:        []string{"/bin/sh"},
+	}, bb, goLayer)
+}
+
+var goLayerOnce = sync.OnceValues(func() (v1.Layer, error) {
+	goroot, err := hostGOROOT()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "imgctl-golang-layer-")
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "go.tar.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := writeLayer(f, func(w tarWriter) error { return addGOROOT(w, goroot) }); err != nil {
+		return nil, fmt.Errorf("writing Go toolchain layer from %s: %w", goroot, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	return tarball.LayerFromFile(path, tarball.WithMediaType(types.OCILayer))
+})
+
+func hostGOROOT() (string, error) {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOROOT: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// busyboxLayer installs HostBusybox as /bin/busybox with a symlink per applet.
+func busyboxLayer() (v1.Layer, error) {
+	if err := checkStatic(HostBusybox); err != nil {
+		return nil, err
+	}
+	out, err := exec.Command(HostBusybox, "--list").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s --list: %w", HostBusybox, err)
+	}
+	fi, err := os.Stat(HostBusybox)
+	if err != nil {
+		return nil, err
+	}
+	return memLayer(func(w tarWriter) error {
+		for _, d := range []string{"bin", "tmp"} {
+			mode := map[string]int64{"bin": 0o755, "tmp": 0o1777}[d]
+			if err := w.dir(d, mode); err != nil {
+				return err
+			}
+		}
+		if err := w.copyFile("bin/busybox", HostBusybox, fi); err != nil {
+			return err
+		}
+		for _, applet := range strings.Fields(string(out)) {
+			if applet == "busybox" || strings.Contains(applet, "/") {
+				continue
+			}
+			if err := w.symlink("bin/"+applet, "busybox"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func checkStatic(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%w: %s", ErrDynamicBusybox, path)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+// Package verify checks a published index before promotion: that every
+// Windows variant carries an os.version that target nodes accept, and that
+// the engines those nodes run pick a variant that starts. It reads the index,
+// the child manifests and their configs, never a layer, and returns findings;
+// it depends on neither build nor index so the gate stays independent of the
+// thing it gates.
+package verify
+
+import "errors"
+
+// Severity of a finding.
+type Severity string
+
+// Severities. Only errors fail verification.
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+)
+
+// Rule names, stable for scripts and policies.
+const (
+	RuleMissingOSVersion       = "missing-os-version"
+	RuleMalformedOSVersion     = "malformed-os-version"
+	RuleOSVersionMismatch      = "os-version-mismatch"
+	RulePlatformMismatch       = "platform-mismatch"
+	RuleNoVariantForTarget     = "no-variant-for-target"
+	RuleUnreachableVariant     = "unreachable-variant"
+	RuleDuplicatePlatform      = "duplicate-platform"
+	RuleEngineDisagreement     = "engine-disagreement"
+	RuleOrderingQuirk          = "ordering-quirk"
+	RuleShellFormEntrypoint    = "shell-form-entrypoint"
+	RuleContainerAdministrator = "container-administrator"
+	RuleForeignLayers          = "foreign-layers"
+	RuleMissingPlatform        = "missing-platform"
+	RuleDanglingAttestation    = "dangling-attestation"
+	RuleNotAnIndex             = "not-an-index"
+	RuleNoDescriptorPlatform   = "no-descriptor-platform"
+	RuleNestedIndex            = "nested-index"
+)
+
+// Rules lists every rule name verify can report.
+var Rules = []string{
+	RuleMissingOSVersion, RuleMalformedOSVersion, RuleOSVersionMismatch, RulePlatformMismatch,
+	RuleNoVariantForTarget, RuleUnreachableVariant, RuleDuplicatePlatform, RuleEngineDisagreement,
+	RuleOrderingQuirk, RuleShellFormEntrypoint, RuleContainerAdministrator, RuleForeignLayers,
+	RuleMissingPlatform, RuleDanglingAttestation, RuleNotAnIndex, RuleNoDescriptorPlatform, RuleNestedIndex,
+}
+
+// ErrNoMatch is returned by Resolve when the engine runs no variant.
+var ErrNoMatch = errors.New("no variant matches the platform")
+
+// Finding is one problem verify found.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	Digest   string   `json:"digest,omitempty"`
+	Platform string   `json:"platform,omitempty"`
+	Message  string   `json:"message"`
+}
+
+// TargetResult says which variant an engine selects on a target node.
+type TargetResult struct {
+	Target string `json:"target"`
+	Build  uint32 `json:"build"`
+	Engine string `json:"engine"`
+	// Selected is the digest of the selected manifest, or "" for none.
+	Selected string `json:"selected"`
+	// OSVersion is the selected variant's os.version.
+	OSVersion string `json:"os_version,omitempty"`
+}
+
+// Report is the result of verifying one reference.
+type Report struct {
+	Ref      string         `json:"ref"`
+	Digest   string         `json:"digest"`
+	Passed   bool           `json:"passed"`
+	Findings []Finding      `json:"findings"`
+	Targets  []TargetResult `json:"targets"`
+}
+
+// Errors returns the findings of error severity.
+func (r *Report) Errors() []Finding {
+	var out []Finding
+	for _, f := range r.Findings {
+		if f.Severity == Error {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,86 @@
+package verify
+
+import (
+	"github.com/imgctl/imgctl/platform"
+)
+
+// Options select what Evaluate checks.
+type Options struct {
+	// Targets are the Windows node builds to check. When empty and the
+	// index has Windows variants, platform.DefaultTargets are used.
+	Targets []platform.Target
+	// RequirePlatforms must each be present in the index.
+	RequirePlatforms []platform.Platform
+	// HostProcess accepts Windows variants without os.version and a
+	// single-manifest Windows image.
+	HostProcess bool
+	// RunAsNonRoot makes a ContainerAdministrator user an error.
+	RunAsNonRoot bool
+	// Engines to simulate; empty means every profile. A target passes when
+	// the first engine selects a compatible variant; the others warn when
+	// they disagree.
+	Engines []platform.Engine
+}
+
+// Evaluate applies every rule to a snapshot. It does no I/O.
+func Evaluate(ref string, s *Snapshot, o Options) *Report {
+	r := &Report{Ref: ref, Digest: s.Digest.String(), Findings: []Finding{}, Targets: []TargetResult{}}
+	c := &checker{s: s, o: o, r: r}
+	if s.Index == nil {
+		c.notAnIndex()
+	}
+	for i := range s.Entries {
+		c.entry(&s.Entries[i])
+	}
+	c.duplicates()
+	c.attestations()
+	c.required()
+	c.targets()
+	r.Passed = len(r.Errors()) == 0
+	return r
+}
+
+type checker struct {
+	s *Snapshot
+	o Options
+	r *Report
+}
+
+func (c *checker) add(rule string, sev Severity, e *Entry, format string, args ...any) {
+	f := Finding{Rule: rule, Severity: sev, Message: sprintf(format, args...)}
+	if e != nil {
+		f.Digest = e.Descriptor.Digest.String()
+		f.Platform = platform.FormatPtr(entryPlatform(e))
+	}
+	c.r.Findings = append(c.r.Findings, f)
+}
+
+// entryPlatform is the descriptor platform, or the config's when the
+// descriptor has none.
+func entryPlatform(e *Entry) *platform.Platform {
+	if e.Descriptor.Platform != nil {
+		return e.Descriptor.Platform
+	}
+	return e.ConfigPlatform()
+}
+
+// images returns the runnable entries: not attestations, not nested indexes.
+func (c *checker) images() []*Entry {
+	var out []*Entry
+	for i := range c.s.Entries {
+		e := &c.s.Entries[i]
+		if e.Manifest != nil && !e.IsAttestation() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (c *checker) hasWindows() bool {
+	for _, e := range c.images() {
+		if p := entryPlatform(e); p != nil && p.OS == "windows" {
+			return true
+		}
+	}
+	return false
+}
