@@ -51,6 +51,23 @@ func GolangImage() (v1.Image, error) {
 	}, bb, goLayer)
 }
 
+// layerCache is the per-process directory that holds the toolchain layer.
+var layerCache struct {
+	sync.Mutex
+	dir string
+}
+
+// RemoveLayerCache deletes the toolchain layer file that GolangImage wrote.
+// Call it from TestMain after m.Run; GolangImage fails afterwards.
+func RemoveLayerCache() error {
+	layerCache.Lock()
+	defer layerCache.Unlock()
+	if layerCache.dir == "" {
+		return nil
+	}
+	return os.RemoveAll(layerCache.dir)
+}
+
 var goLayerOnce = sync.OnceValues(func() (v1.Layer, error) {
 	goroot, err := hostGOROOT()
 	if err != nil {
@@ -60,6 +77,9 @@ var goLayerOnce = sync.OnceValues(func() (v1.Layer, error) {
 	if err != nil {
 		return nil, err
 	}
+	layerCache.Lock()
+	layerCache.dir = dir
+	layerCache.Unlock()
 	path := filepath.Join(dir, "go.tar.gz")
 	f, err := os.Create(path)
 	if err != nil {

@@ -6,9 +6,6 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -80,46 +77,6 @@ func TestGolangImageContent(t *testing.T) {
 	}
 	if cf.OS != "linux" || cf.Architecture != "amd64" || !strings.Contains(strings.Join(cf.Config.Env, " "), "GOTOOLCHAIN=local") {
 		t.Errorf("config = %s/%s %v", cf.OS, cf.Architecture, cf.Config.Env)
-	}
-}
-
-// TestTrimmedGOROOTBuilds extracts the toolchain layer and cross-compiles
-// examples/hello with it for every target of the e2e build.
-func TestTrimmedGOROOTBuilds(t *testing.T) {
-	l, err := goLayerOnce()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	forEachEntry(t, l, func(h *tar.Header, r io.Reader) {
-		p := filepath.Join(dir, h.Name)
-		if h.Typeflag == tar.TypeDir {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, os.FileMode(h.Mode))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if _, err := io.Copy(f, r); err != nil {
-			t.Fatal(err)
-		}
-	})
-	root, err := ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, target := range [][2]string{{"linux", "amd64"}, {"linux", "arm64"}, {"windows", "amd64"}} {
-		cmd := exec.Command(filepath.Join(dir, "usr/local/go/bin/go"), "build", "-trimpath", "-o", filepath.Join(dir, "out-"+target[0]+target[1]), ".")
-		cmd.Dir = filepath.Join(root, "examples", "hello")
-		cmd.Env = append(os.Environ(), "GOROOT=", "GOOS="+target[0], "GOARCH="+target[1], "CGO_ENABLED=0",
-			"GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod", "GOCACHE="+filepath.Join(dir, "cache"))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("go build for %s/%s with the trimmed GOROOT: %v\n%s", target[0], target[1], err, out)
-		}
 	}
 }
 

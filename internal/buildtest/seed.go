@@ -55,10 +55,11 @@ func SeedBases(registryHost string) (Bases, error) {
 	if err != nil {
 		return Bases{}, err
 	}
-	for ref, x := range map[string]remote.Taggable{
-		b.Golang: golang, b.Distroless: distroless, b.Nanoserver2022: ns2022, b.Nanoserver2025: ns2025,
-	} {
-		if err := push(ref, x); err != nil {
+	for _, p := range []struct {
+		ref string
+		x   remote.Taggable
+	}{{b.Golang, golang}, {b.Distroless, distroless}, {b.Nanoserver2022, ns2022}, {b.Nanoserver2025, ns2025}} {
+		if err := push(p.ref, p.x); err != nil {
 			return Bases{}, err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +38,8 @@ type Options struct {
 	Jobs int
 
 	requests atomic.Int64
+	once     sync.Once
+	rt       http.RoundTripper
 }
 
 // Requests returns how many HTTP requests this Options' transport has made.
@@ -78,7 +81,7 @@ func (o *Options) Remote(ctx context.Context) []remote.Option {
 	opts := []remote.Option{
 		remote.WithContext(ctx),
 		remote.WithAuthFromKeychain(kc),
-		remote.WithTransport(o.transport()),
+		remote.WithTransport(o.RoundTripper()),
 		remote.WithUserAgent("imgctl"),
 		remote.WithRetryBackoff(remote.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 5, Cap: 5 * time.Second}),
 		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
@@ -90,7 +93,16 @@ func (o *Options) Remote(ctx context.Context) []remote.Option {
 	return opts
 }
 
-func (o *Options) transport() http.RoundTripper {
+// RoundTripper returns this run's base transport: it counts requests and
+// refuses plain HTTP to registries off loopback without --insecure. Clients
+// that talk to a registry directly (index's one-POST mounts) use it so that
+// their requests obey the same rules and show in Requests.
+func (o *Options) RoundTripper() http.RoundTripper {
+	o.once.Do(func() { o.rt = o.newTransport() })
+	return o.rt
+}
+
+func (o *Options) newTransport() http.RoundTripper {
 	base := o.Transport
 	if base == nil {
 		t := remote.DefaultTransport.(*http.Transport).Clone()

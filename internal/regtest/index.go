@@ -84,7 +84,13 @@ type plainImage struct{ v1.Image }
 
 func (plainImage) ArtifactType() (string, error) { return "", nil }
 
-type plainIndex struct{ v1.ImageIndex }
+// indexAlias names the embedded field so that it does not shadow the
+// promoted ImageIndex method, as a field named ImageIndex would.
+type indexAlias = v1.ImageIndex
+
+type plainIndex struct{ indexAlias }
+
+var _ v1.ImageIndex = plainIndex{}
 
 func (plainIndex) ArtifactType() (string, error) { return "", nil }
 

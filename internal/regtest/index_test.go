@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
@@ -78,5 +79,11 @@ func TestIndexEntryPlatforms(t *testing.T) {
 	}
 	if nm.Manifests[0].MediaType != types.OCIImageIndex || nm.Manifests[0].Platform != nil {
 		t.Errorf("nested index descriptor %+v", nm.Manifests[0])
+	}
+	r := New(t)
+	ref := r.MustRef(t, "nested:1")
+	MustPush(t, ref, nested)
+	if _, err := remote.Index(ref); err != nil {
+		t.Fatal(err)
 	}
 }

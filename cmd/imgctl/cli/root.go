@@ -58,6 +58,7 @@ func NewRootCmd() *cobra.Command {
 		newResolveCmd(o),
 		newVerifyCmd(o),
 		newInspectCmd(o),
+		newIndexCmd(o),
 	)
 	return root
 }

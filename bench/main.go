@@ -1,0 +1,258 @@
+// Command bench measures what imgctl and its peers (crane, regctl) cost a
+// registry for the same job: requests by method, bytes through the client
+// and wall time, each the median of several runs against one in-process
+// registry, and checks what each tool's result kept. It writes
+// bench/RESULTS.md. Run it with `make bench` or `go run ./bench` from the
+// module root.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	runs       int
+	out        string
+	cases      string
+	tools      string
+	skipVerify bool
+	trace      string
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o options
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&o.runs, "runs", 5, "measured runs per tool and case; the report shows medians")
+	fs.StringVar(&o.out, "out", "", "report file (default bench/RESULTS.md in the module root)")
+	fs.StringVar(&o.cases, "cases", "", "comma-separated case names to run (default all)")
+	fs.StringVar(&o.tools, "tools", "", "comma-separated tool names to run (default all)")
+	fs.BoolVar(&o.skipVerify, "skip-verify-row", false, "do not measure imgctl with its post-push verification on")
+	fs.StringVar(&o.trace, "trace", "", "write every run's requests to DIR/<case>/<tool>-runN.log")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if o.runs < 1 {
+		return errors.New("-runs must be at least 1")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	if o.out == "" {
+		o.out = filepath.Join(root, "bench", "RESULTS.md")
+	}
+	binDir := filepath.Join(root, "bench", ".bin")
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "imgctl-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+
+	tools, err := newTools(root, work, !o.skipVerify)
+	if err != nil {
+		return err
+	}
+	tools = filter(tools, o.tools, tool.Name)
+	cs := filter(cases(), o.cases, benchCase.Name)
+	if len(tools) == 0 || len(cs) == 0 {
+		return errors.New("no tools or no cases selected")
+	}
+	for _, t := range tools {
+		fmt.Fprintf(stderr, "installing %s\n", t.Name())
+		if err := t.Install(ctx, binDir); err != nil {
+			return err
+		}
+	}
+
+	e, err := startEnv()
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	e.bytes.setTracing(o.trace != "")
+	for _, t := range tools {
+		if err := t.Configure(ctx, e.reg.Host()); err != nil {
+			return fmt.Errorf("configuring %s: %w", t.Name(), err)
+		}
+	}
+
+	rep := &report{runs: o.runs, tools: tools}
+	for _, c := range cs {
+		fmt.Fprintf(stderr, "case %s: pushing sources\n", c.Name())
+		if err := c.Setup(ctx, e); err != nil {
+			return fmt.Errorf("setting up %s: %w", c.Name(), err)
+		}
+		cr := runCase(ctx, e, c, tools, o.runs, stderr)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rep.cases = append(rep.cases, cr)
+		if o.trace != "" {
+			if err := writeTraces(filepath.Join(o.trace, c.Name()), cr); err != nil {
+				return err
+			}
+		}
+	}
+	md, err := rep.markdown(ctx)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.out, []byte(md), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s\nwrote %s\n", rep.goalText(), o.out)
+	return nil
+}
+
+// newTools returns the tools in report order, each with a private home
+// under work. imgctl is measured as the peers run (no verification after
+// the push) and, for information, with its default verification on.
+func newTools(root, work string, withVerify bool) ([]tool, error) {
+	var tools []tool
+	home := func(n string) (cmdTool, error) { return newCmdTool(filepath.Join(work, n)) }
+	h, err := home("imgctl")
+	if err != nil {
+		return nil, err
+	}
+	tools = append(tools, &imgctl{cmdTool: h, root: root})
+	if withVerify {
+		if h, err = home("imgctl-verify"); err != nil {
+			return nil, err
+		}
+		tools = append(tools, &imgctl{cmdTool: h, root: root, verify: true})
+	}
+	if h, err = home("crane"); err != nil {
+		return nil, err
+	}
+	tools = append(tools, &crane{h})
+	if h, err = home("regctl"); err != nil {
+		return nil, err
+	}
+	return append(tools, &regctl{h}), nil
+}
+
+// toolResult is what one tool did in one case over all runs.
+type toolResult struct {
+	tool     tool
+	samples  []sample
+	findings []finding // from the first checked run
+	varies   bool      // a later run's findings differed
+	checkErr error
+}
+
+type caseResult struct {
+	c     benchCase
+	tools []*toolResult
+}
+
+// runCase runs every tool o.runs times, each run into a fresh target
+// repository, rotating the order of tools from run to run.
+func runCase(ctx context.Context, e *env, c benchCase, tools []tool, runs int, log io.Writer) caseResult {
+	cr := caseResult{c: c}
+	for _, t := range tools {
+		cr.tools = append(cr.tools, &toolResult{tool: t})
+	}
+	for r := range runs {
+		for i := range cr.tools {
+			tr := cr.tools[(i+r)%len(cr.tools)]
+			if ctx.Err() != nil {
+				return cr
+			}
+			target := fmt.Sprintf("%s/bench/%s/%s-run%d:merged", e.reg.Host(), c.Name(), slug(tr.tool.Name()), r+1)
+			o := c.Op(target)
+			s := e.measure(func() error { return tr.tool.Run(ctx, o) })
+			tr.samples = append(tr.samples, s)
+			status := fmt.Sprintf("%d requests, layer %d B, %v", s.Stats.Total(), s.Bytes.Layer, s.Wall.Round(1e6))
+			if s.Err != nil {
+				status = "FAILED: " + s.Err.Error()
+			} else if fs, err := c.Check(ctx, target); err != nil {
+				tr.checkErr = err
+			} else if tr.findings == nil {
+				tr.findings = fs
+			} else if !slices.Equal(tr.findings, fs) {
+				tr.varies = true
+			}
+			fmt.Fprintf(log, "  %s run %d/%d %-14s %s\n", c.Name(), r+1, runs, tr.tool.Name(), status)
+		}
+	}
+	return cr
+}
+
+// writeTraces writes the request log of every run of every tool into dir.
+func writeTraces(dir string, cr caseResult) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, tr := range cr.tools {
+		for i, s := range tr.samples {
+			body := "# method status bytes-in bytes-out uri\n" + strings.Join(s.Trace, "\n") + "\n"
+			f := filepath.Join(dir, fmt.Sprintf("%s-run%d.log", slug(tr.tool.Name()), i+1))
+			if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func slug(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(s))
+}
+
+// filter keeps the items whose name is listed in the comma-separated sel;
+// an empty sel keeps all.
+func filter[T any](items []T, sel string, name func(T) string) []T {
+	if sel == "" {
+		return items
+	}
+	want := strings.Split(sel, ",")
+	return slices.DeleteFunc(items, func(x T) bool { return !slices.Contains(want, name(x)) })
+}
+
+// moduleRoot finds the imgctl module root from the working directory up.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.Contains(string(b), "module github.com/imgctl/imgctl\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("run bench inside the imgctl module (go run ./bench)")
+		}
+		dir = parent
+	}
+}

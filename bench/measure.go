@@ -1,0 +1,290 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/imgctl/imgctl/internal/regtest"
+)
+
+// byteCounter is a registry middleware (regtest.WithMiddleware) that counts
+// the body bytes a client moves, split into manifests, config blobs and
+// layer blobs. regtest.Stats counts blob bytes but cannot tell a config from
+// a layer: a merge has to read configs (for os.version), never layers.
+type byteCounter struct {
+	mu       sync.Mutex
+	configs  map[string]bool  // digests known to be config blobs
+	sessions map[string]int64 // upload path -> bytes received so far
+	b        byteCounts
+	trace    []string // one line per request, when tracing
+	tracing  bool
+}
+
+// byteCounts are the body bytes in both directions since the last reset.
+type byteCounts struct {
+	Manifest int64 // GET manifest responses and PUT manifest requests
+	Config   int64 // config blobs downloaded or uploaded
+	Layer    int64 // any other blob downloaded or uploaded
+}
+
+func newByteCounter() *byteCounter {
+	return &byteCounter{configs: map[string]bool{}, sessions: map[string]int64{}}
+}
+
+// markConfig records that digest d is a config blob, not a layer.
+func (c *byteCounter) markConfig(d string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.configs[d] = true
+}
+
+func (c *byteCounter) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.b = byteCounts{}
+	c.trace = nil
+	clear(c.sessions)
+}
+
+// setTracing turns the per-request log on or off.
+func (c *byteCounter) setTracing(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tracing = on
+}
+
+// takeTrace returns the requests logged since the last reset.
+func (c *byteCounter) takeTrace() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.trace
+}
+
+// snapshot returns the counts; bytes of unfinished uploads count as layer bytes.
+func (c *byteCounter) snapshot() byteCounts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := c.b
+	for _, n := range c.sessions {
+		b.Layer += n
+	}
+	return b
+}
+
+// add attributes n blob bytes to the config or layer count by digest.
+func (c *byteCounter) add(digest string, n int64) {
+	if c.configs[digest] {
+		c.b.Config += n
+	} else {
+		c.b.Layer += n
+	}
+}
+
+// apiPath splits /v2/<repo>/<kind>/<rest> into kind ("manifests", "blobs",
+// "uploads") and the last path element.
+func apiPath(p string) (kind, last string) {
+	if !strings.HasPrefix(p, "/v2/") {
+		return "", ""
+	}
+	last = p[strings.LastIndex(p, "/")+1:]
+	switch {
+	case strings.Contains(p, "/blobs/uploads"):
+		return "uploads", last
+	case strings.Contains(p, "/manifests/"):
+		return "manifests", last
+	case strings.Contains(p, "/blobs/"):
+		return "blobs", last
+	}
+	return "", last
+}
+
+func (c *byteCounter) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		kind, last := apiPath(req.URL.Path)
+		var body *countingBody
+		if req.Body != nil && (req.Method == http.MethodPut || req.Method == http.MethodPatch || req.Method == http.MethodPost) {
+			body = &countingBody{ReadCloser: req.Body}
+			req.Body = body
+		}
+		cw := &countingResponse{ResponseWriter: w}
+		next.ServeHTTP(cw, req)
+
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		var in int64
+		if body != nil {
+			in = body.n
+		}
+		if c.tracing {
+			c.trace = append(c.trace, fmt.Sprintf("%-6s %3d %8d %8d %s", req.Method, cw.code(), in, cw.n, req.URL.RequestURI()))
+		}
+		switch kind {
+		case "manifests":
+			if req.Method == http.MethodGet {
+				c.b.Manifest += cw.n
+			}
+			c.b.Manifest += in
+		case "blobs":
+			if req.Method == http.MethodGet {
+				c.add(last, cw.n)
+			}
+		case "uploads":
+			digest := req.URL.Query().Get("digest")
+			switch {
+			case digest != "" && (req.Method == http.MethodPut || req.Method == http.MethodPost):
+				// The final PUT of a session, or a monolithic POST.
+				c.add(digest, c.sessions[req.URL.Path]+in)
+				delete(c.sessions, req.URL.Path)
+			case req.Method == http.MethodPost:
+				// A new session or a mount: no blob bytes, normally.
+				c.b.Layer += in
+			default:
+				// PATCH chunks, counted until the PUT names the digest.
+				c.sessions[req.URL.Path] += in
+			}
+		}
+	})
+}
+
+// countingResponse counts response body bytes and keeps the status.
+type countingResponse struct {
+	http.ResponseWriter
+	status int
+	n      int64
+}
+
+func (w *countingResponse) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *countingResponse) code() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
+}
+
+func (w *countingResponse) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.n += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *countingResponse) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// countingBody counts request body bytes.
+type countingBody struct {
+	io.ReadCloser
+	n int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	return n, err
+}
+
+// env is one benchmark registry with its byte accounting.
+type env struct {
+	reg   *regtest.Registry
+	bytes *byteCounter
+}
+
+// startEnv starts an in-process registry with byte accounting.
+func startEnv() (*env, error) {
+	bc := newByteCounter()
+	reg, err := regtest.Start(regtest.WithMiddleware(bc.middleware))
+	if err != nil {
+		return nil, err
+	}
+	return &env{reg: reg, bytes: bc}, nil
+}
+
+func (e *env) Close() { e.reg.Close() }
+
+// sample is what one measured run cost.
+type sample struct {
+	Stats regtest.Stats
+	Bytes byteCounts
+	Wall  time.Duration
+	Err   error
+	Trace []string // "METHOD status in out URI" per request, with -trace
+}
+
+// measure resets the accounting, runs fn, and returns what fn cost. Only
+// requests made while fn runs are counted, so callers check results after.
+func (e *env) measure(fn func() error) sample {
+	e.reg.ResetStats()
+	e.bytes.reset()
+	start := time.Now()
+	err := fn()
+	wall := time.Since(start)
+	return sample{Stats: e.reg.Stats(), Bytes: e.bytes.snapshot(), Wall: wall, Err: err, Trace: e.bytes.takeTrace()}
+}
+
+// median returns the median of xs (the lower middle for an even count).
+func median[T int | int64 | time.Duration](xs []T) T {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+// summary is the per-metric median of several samples.
+type summary struct {
+	Runs, Failed                int
+	Get, Head, Put, Post, Patch int
+	Total, Mounts               int
+	Manifest, Config, Layer     int64
+	MaxLayer                    int64
+	Wall                        time.Duration
+	FirstErr                    error
+}
+
+// summarize takes the median of each metric over the successful samples.
+func summarize(ss []sample) summary {
+	var (
+		sum                                        summary
+		get, head, put, post, patch, total, mounts []int
+		manifest, config, layer                    []int64
+		wall                                       []time.Duration
+	)
+	sum.Runs = len(ss)
+	for _, s := range ss {
+		if s.Err != nil {
+			sum.Failed++
+			if sum.FirstErr == nil {
+				sum.FirstErr = s.Err
+			}
+			continue
+		}
+		get, head, put = append(get, s.Stats.Get), append(head, s.Stats.Head), append(put, s.Stats.Put)
+		post, patch = append(post, s.Stats.Post), append(patch, s.Stats.Patch)
+		total, mounts = append(total, s.Stats.Total()), append(mounts, s.Stats.Mounts)
+		manifest, config = append(manifest, s.Bytes.Manifest), append(config, s.Bytes.Config)
+		layer, wall = append(layer, s.Bytes.Layer), append(wall, s.Wall)
+		sum.MaxLayer = max(sum.MaxLayer, s.Bytes.Layer)
+	}
+	sum.Get, sum.Head, sum.Put, sum.Post, sum.Patch = median(get), median(head), median(put), median(post), median(patch)
+	sum.Total, sum.Mounts = median(total), median(mounts)
+	sum.Manifest, sum.Config, sum.Layer = median(manifest), median(config), median(layer)
+	sum.Wall = median(wall)
+	return sum
+}
+
+// ok reports whether at least one run succeeded and none failed.
+func (s summary) ok() bool { return s.Runs > 0 && s.Failed == 0 }

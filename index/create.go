@@ -1,0 +1,56 @@
+package index
+
+import (
+	"context"
+	"maps"
+
+	"github.com/google/go-containerregistry/pkg/name"
+)
+
+// Create merges sources (tags or digests of images or indexes, in any
+// repository or registry) into one index tagged target. With o.DryRun it
+// returns the plan and pushes nothing. Requests: one GET per source, one GET
+// per config it must read, a HEAD for the tag and per child not read from
+// the target repository, for each missing child one POST per blob mounted
+// (with Options.Transport; HEAD and POST without) or the upload of each blob
+// from another registry, and one PUT, then one PUT for the index; plus one
+// authentication round (GET /v2/) per client.
+func Create(ctx context.Context, target name.Tag, sources []name.Reference, o Options) (*Result, error) {
+	if len(sources) == 0 {
+		return nil, ErrNoSources
+	}
+	s, err := newSession(ctx, o, target.Context(), sources)
+	if err != nil {
+		return nil, err
+	}
+	existing, err := s.head(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	srcs, err := s.load(ctx, sources, target.Context())
+	if err != nil {
+		return nil, err
+	}
+	var entries []*Entry
+	for _, src := range srcs {
+		entries = append(entries, src.entries...)
+	}
+	plan, err := s.merge(entries, o.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	return s.finish(ctx, target, plan, existing)
+}
+
+// mergeAnnotations returns base overridden by over.
+func mergeAnnotations(base, over map[string]string) map[string]string {
+	if len(base) == 0 && len(over) == 0 {
+		return nil
+	}
+	out := maps.Clone(base)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, over)
+	return out
+}

@@ -1,0 +1,85 @@
+package index
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// Prefer says how duplicate platforms are resolved.
+type Prefer string
+
+// Duplicate resolutions.
+const (
+	// PreferNone refuses duplicates with ErrDuplicatePlatform.
+	PreferNone Prefer = ""
+	// PreferNewest keeps the newest of each duplicate group; see the
+	// package documentation for what newest means.
+	PreferNewest Prefer = "newest"
+)
+
+// ParsePrefer reads a --prefer value: "" or "none", or "newest".
+func ParsePrefer(s string) (Prefer, error) {
+	switch s {
+	case "", "none":
+		return PreferNone, nil
+	case string(PreferNewest):
+		return PreferNewest, nil
+	}
+	return "", fmt.Errorf("unknown preference %q: want newest", s)
+}
+
+// DefaultJobs bounds concurrent manifest and blob transfers when
+// Options.Jobs is not set.
+const DefaultJobs = 4
+
+// Options control Create and Remove. The zero value refuses duplicates,
+// keeps attestations, never overwrites a tag and logs nowhere.
+type Options struct {
+	// Remote are the go-containerregistry options for every request
+	// (auth, transport, retries). Calls take their context explicitly.
+	Remote []remote.Option
+	// Logger receives progress at debug level and notes at info level;
+	// nil discards.
+	Logger *slog.Logger
+	// Annotations are set on the index (e.g. org.opencontainers.image.version).
+	Annotations map[string]string
+	// NoAttestations drops every attestation manifest.
+	NoAttestations bool
+	// Prefer resolves duplicate platforms.
+	Prefer Prefer
+	// Force allows overwriting an existing tag.
+	Force bool
+	// DryRun plans the index and checks the tag but writes nothing.
+	DryRun bool
+	// Jobs bounds concurrent child copies and, separately, concurrent blob
+	// transfers; 0 means DefaultJobs.
+	Jobs int
+	// Transport, when set, is the base transport (the one the Remote
+	// options use) for a client of the target repository that mounts each
+	// blob with one POST, skipping the HEAD go-containerregistry sends
+	// first, and PUTs manifests. Without it, every write goes through
+	// go-containerregistry's Pusher.
+	Transport http.RoundTripper
+	// Keychain resolves credentials for that client; nil means
+	// authn.DefaultKeychain.
+	Keychain authn.Keychain
+}
+
+func (o *Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o.Logger
+}
+
+func (o *Options) jobs() int {
+	if o.Jobs <= 0 {
+		return DefaultJobs
+	}
+	return o.Jobs
+}
