@@ -45,3 +45,20 @@ demo: deps buildkitd build
 
 clean:
 	rm -rf $(BIN)
+
+# Fuzz every target for FUZZTIME each, on one worker (the seed corpora under
+# testdata/fuzz run with every `go test`).
+FUZZTIME ?= 30s
+FUZZ_TARGETS := ./platform:FuzzParse ./platform:FuzzParseVersion ./platform:FuzzSelect \
+	./build:FuzzPreflight ./verify:FuzzEvaluate
+
+.PHONY: fuzz reliability
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel 1 $$pkg || exit 1; \
+	done
+
+# Fault, bad-input, security and load tests plus fuzzing; writes RELIABILITY.md.
+reliability:
+	$(GO) run ./internal/tools/reliability -fuzztime $(FUZZTIME) -o RELIABILITY.md

@@ -286,6 +286,7 @@ func cases() []benchCase {
 				win("amd64", regtest.OSVersionLTSC2025),
 			},
 		},
+		&rebaseCase{},
 	}
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,6 +22,7 @@ type byteCounter struct {
 	mu       sync.Mutex
 	configs  map[string]bool  // digests known to be config blobs
 	sessions map[string]int64 // upload path -> bytes received so far
+	uploaded map[string]int64 // blobs of unknown digest uploaded this run, counted as layers
 	b        byteCounts
 	trace    []string // one line per request, when tracing
 	tracing  bool
@@ -33,7 +36,7 @@ type byteCounts struct {
 }
 
 func newByteCounter() *byteCounter {
-	return &byteCounter{configs: map[string]bool{}, sessions: map[string]int64{}}
+	return &byteCounter{configs: map[string]bool{}, sessions: map[string]int64{}, uploaded: map[string]int64{}}
 }
 
 // markConfig records that digest d is a config blob, not a layer.
@@ -49,6 +52,7 @@ func (c *byteCounter) reset() {
 	c.b = byteCounts{}
 	c.trace = nil
 	clear(c.sessions)
+	clear(c.uploaded)
 }
 
 // setTracing turns the per-request log on or off.
@@ -108,7 +112,7 @@ func (c *byteCounter) middleware(next http.Handler) http.Handler {
 		kind, last := apiPath(req.URL.Path)
 		var body *countingBody
 		if req.Body != nil && (req.Method == http.MethodPut || req.Method == http.MethodPatch || req.Method == http.MethodPost) {
-			body = &countingBody{ReadCloser: req.Body}
+			body = &countingBody{ReadCloser: req.Body, keep: kind == "manifests"}
 			req.Body = body
 		}
 		cw := &countingResponse{ResponseWriter: w}
@@ -129,6 +133,9 @@ func (c *byteCounter) middleware(next http.Handler) http.Handler {
 				c.b.Manifest += cw.n
 			}
 			c.b.Manifest += in
+			if body != nil {
+				c.reclassify(body.buf.Bytes())
+			}
 		case "blobs":
 			if req.Method == http.MethodGet {
 				c.add(last, cw.n)
@@ -139,6 +146,9 @@ func (c *byteCounter) middleware(next http.Handler) http.Handler {
 			case digest != "" && (req.Method == http.MethodPut || req.Method == http.MethodPost):
 				// The final PUT of a session, or a monolithic POST.
 				c.add(digest, c.sessions[req.URL.Path]+in)
+				if !c.configs[digest] {
+					c.uploaded[digest] += c.sessions[req.URL.Path] + in
+				}
 				delete(c.sessions, req.URL.Path)
 			case req.Method == http.MethodPost:
 				// A new session or a mount: no blob bytes, normally.
@@ -184,16 +194,41 @@ func (w *countingResponse) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (w *countingResponse) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// countingBody counts request body bytes.
+// countingBody counts request body bytes and, with keep, keeps them.
 type countingBody struct {
 	io.ReadCloser
-	n int64
+	n    int64
+	keep bool
+	buf  bytes.Buffer
 }
 
 func (b *countingBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.n += int64(n)
+	if b.keep {
+		b.buf.Write(p[:n])
+	}
 	return n, err
+}
+
+// reclassify moves the bytes of an uploaded blob from layers to configs
+// when a manifest PUT names it as its config: a rebase uploads new configs
+// whose digests are unknown until then.
+func (c *byteCounter) reclassify(manifest []byte) {
+	var m struct {
+		Config struct {
+			Digest string `json:"digest"`
+		} `json:"config"`
+	}
+	if json.Unmarshal(manifest, &m) != nil || m.Config.Digest == "" {
+		return
+	}
+	if n, ok := c.uploaded[m.Config.Digest]; ok {
+		c.b.Layer -= n
+		c.b.Config += n
+		delete(c.uploaded, m.Config.Digest)
+	}
+	c.configs[m.Config.Digest] = true
 }
 
 // env is one benchmark registry with its byte accounting.

@@ -40,6 +40,8 @@ func (t *crane) Run(ctx context.Context, o op) error {
 		}
 		_, err := t.exec(ctx, args...)
 		return err
+	case rebaseIndex:
+		return t.rebase(ctx, o)
 	}
 	return fmt.Errorf("crane %s: %w", o.opName(), errUnsupported)
 }
@@ -77,6 +79,8 @@ func (t *regctl) Run(ctx context.Context, o op) error {
 		}
 		_, err := t.exec(ctx, args...)
 		return err
+	case rebaseIndex:
+		return t.rebase(ctx, o)
 	}
 	return fmt.Errorf("regctl %s: %w", o.opName(), errUnsupported)
 }
@@ -138,6 +142,12 @@ func imgctlArgs(o op, verify bool) ([]string, error) {
 		}
 		args = append(args, "-t", o.Target)
 		return append(args, o.Sources...), nil
+	case rebaseIndex:
+		args := []string{"rebase"}
+		if !verify {
+			args = append(args, "--no-verify")
+		}
+		return append(args, o.Source, "-t", o.Target), nil
 	}
 	return nil, fmt.Errorf("imgctl %s: %w", o.opName(), errUnsupported)
 }

@@ -1,4 +1,3 @@
-// Package build drives BuildKit for imgctl and checks Dockerfiles before a build.
 package build
 
 import (

@@ -26,6 +26,7 @@ type stage struct {
 	name     string // the stage name as BuildKit shows it: AS name, or stage-N
 	st       *instructions.Stage
 	base     *stage
+	baseName string            // the FROM image or stage name after ARG expansion
 	platform ocispecs.Platform // effective platform that the stage's commands run on
 	deps     []*stage          // base stage, COPY --from and RUN --mount=from stages
 }
@@ -84,7 +85,7 @@ func newStage(lex *shell.Lex, env *argEnv, st *instructions.Stage, i int, tp oci
 	if baseName == "" {
 		return nil, fmt.Errorf("line %d: base name (%s) should not be blank", line, st.BaseName)
 	}
-	s := &stage{index: i, name: st.Name, st: st, platform: tp}
+	s := &stage{index: i, name: st.Name, st: st, baseName: baseName, platform: tp}
 	if s.name == "" {
 		s.name = fmt.Sprintf("stage-%d", i)
 	}

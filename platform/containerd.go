@@ -12,9 +12,10 @@ type ContainerdEngine struct{}
 // Name returns "containerd".
 func (ContainerdEngine) Name() string { return Containerd }
 
-// Match uses containerd's own matcher for the host.
+// Match uses the matcher containerd's Default() gives on the host, the one
+// Select uses: on Linux it accepts compatible variants (arm/v7 on arm64).
 func (ContainerdEngine) Match(host, image Platform) bool {
-	return platforms.NewMatcher(ToSpec(host)).Match(ToSpec(image))
+	return containerdComparer(host).Match(ToSpec(image))
 }
 
 // Select reproduces images.Manifest with platforms.Default() as a Windows

@@ -21,8 +21,12 @@ type Containerd17Engine struct{}
 func (Containerd17Engine) Name() string { return Containerd17 }
 
 // Match compares normalized os/arch/variant and, for Windows, the build with
-// v0.2's compatibility check.
+// v0.2's compatibility check. On other hosts it uses platforms.Only, as
+// Select does.
 func (Containerd17Engine) Match(host, image Platform) bool {
+	if host.OS != "windows" {
+		return platforms.Only(ToSpec(host)).Match(ToSpec(image)) // as Select
+	}
 	h, i := platforms.Normalize(ToSpec(host)), platforms.Normalize(ToSpec(image))
 	if h.OS != i.OS || h.Architecture != i.Architecture || h.Variant != i.Variant {
 		return false

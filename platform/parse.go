@@ -68,6 +68,9 @@ func parseContainerd(orig, in string) (Platform, error) {
 	}
 	p := FromSpec(sp)
 	if p.OSVersion != "" {
+		if p.OS != "windows" {
+			return Platform{}, fmt.Errorf("%w %q: os.version is only meaningful for windows", ErrInvalidPlatform, orig)
+		}
 		if _, err := ParseHostVersion(p.OSVersion); err != nil {
 			return Platform{}, fmt.Errorf("%w %q: %w", ErrInvalidPlatform, orig, err)
 		}

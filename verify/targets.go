@@ -71,13 +71,14 @@ func (c *checker) targets() {
 	if len(c.targetList()) == 0 {
 		return
 	}
+	names := c.targetNames() // once: it walks every entry
 	for i := range c.s.Entries {
 		e := &c.s.Entries[i]
 		p := entryPlatform(e)
 		if e.Manifest == nil || e.IsAttestation() || p == nil || p.OS != "windows" || reached[i] {
 			continue
 		}
-		c.add(RuleUnreachableVariant, Warning, e, "%s selects this variant on none of the targets (%s)", primary.Name(), c.targetNames())
+		c.add(RuleUnreachableVariant, Warning, e, "%s selects this variant on none of the targets (%s)", primary.Name(), names)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
 // ErrInvalidReference is returned for an image reference imgctl cannot read.
@@ -36,10 +37,17 @@ type Options struct {
 	// Jobs bounds concurrent blob transfers; 0 means go-containerregistry's
 	// default.
 	Jobs int
+	// RetryBase is the first delay between retries of a transient failure;
+	// 0 means IMGCTL_RETRY_BASE or DefaultRetryBase.
+	RetryBase time.Duration
+	// RetryAfterMax caps how long a Retry-After header makes a request
+	// wait; 0 means IMGCTL_RETRY_AFTER_MAX or DefaultRetryAfterMax.
+	RetryAfterMax time.Duration
 
 	requests atomic.Int64
 	once     sync.Once
 	rt       http.RoundTripper
+	retrying http.RoundTripper
 }
 
 // Requests returns how many HTTP requests this Options' transport has made.
@@ -81,11 +89,10 @@ func (o *Options) Remote(ctx context.Context) []remote.Option {
 	opts := []remote.Option{
 		remote.WithContext(ctx),
 		remote.WithAuthFromKeychain(kc),
-		remote.WithTransport(o.RoundTripper()),
+		remote.WithTransport(o.base()),
 		remote.WithUserAgent("imgctl"),
-		remote.WithRetryBackoff(remote.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 5, Cap: 5 * time.Second}),
-		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
-			http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
+		remote.WithRetryBackoff(o.backoff()),
+		remote.WithRetryStatusCodes(retryStatusCodes...),
 	}
 	if o.Jobs > 0 {
 		opts = append(opts, remote.WithJobs(o.Jobs))
@@ -93,13 +100,30 @@ func (o *Options) Remote(ctx context.Context) []remote.Option {
 	return opts
 }
 
-// RoundTripper returns this run's base transport: it counts requests and
-// refuses plain HTTP to registries off loopback without --insecure. Clients
-// that talk to a registry directly (index's one-POST mounts) use it so that
-// their requests obey the same rules and show in Requests.
+// RoundTripper returns this run's transport for clients that talk to a
+// registry directly (index's one-POST mounts), so that their requests obey
+// the same rules as the Remote options' and show in Requests: it refuses
+// plain HTTP to registries off loopback without --insecure, retries
+// transient failures with the same bounded backoff, honours Retry-After
+// within RetryAfterMax, reads manifests and small blobs whole (so that a
+// connection cut mid-body is retried), refuses manifests over
+// MaxManifestSize and checks content fetched by digest.
 func (o *Options) RoundTripper() http.RoundTripper {
-	o.once.Do(func() { o.rt = o.newTransport() })
+	o.once.Do(o.init)
+	return o.retrying
+}
+
+// base is RoundTripper without the retries, for the Remote options:
+// go-containerregistry adds its own retries with the same backoff.
+func (o *Options) base() http.RoundTripper {
+	o.once.Do(o.init)
 	return o.rt
+}
+
+func (o *Options) init() {
+	o.rt = o.newTransport()
+	o.retrying = transport.NewRetry(o.rt, transport.WithRetryBackoff(o.backoff()),
+		transport.WithRetryPredicate(retryable), transport.WithRetryStatusCodes(retryStatusCodes...))
 }
 
 func (o *Options) newTransport() http.RoundTripper {
@@ -111,26 +135,5 @@ func (o *Options) newTransport() http.RoundTripper {
 		}
 		base = t
 	}
-	return countingTransport{next: base, n: &o.requests, insecure: o.Insecure}
-}
-
-// ErrPlainHTTP is returned for a plain-HTTP request to a registry that is
-// not on loopback, without --insecure.
-var ErrPlainHTTP = errors.New("refusing plain HTTP to a registry that is not on loopback (use --insecure)")
-
-// countingTransport counts requests and enforces the plain-HTTP rule:
-// go-containerregistry falls back to HTTP for private (RFC 1918) addresses
-// too, which imgctl allows only for loopback or with --insecure.
-type countingTransport struct {
-	next     http.RoundTripper
-	n        *atomic.Int64
-	insecure bool
-}
-
-func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.URL.Scheme == "http" && !c.insecure && !IsLoopback(r.URL.Host) {
-		return nil, fmt.Errorf("%s: %w", r.URL.Host, ErrPlainHTTP)
-	}
-	c.n.Add(1)
-	return c.next.RoundTrip(r)
+	return &guardTransport{next: base, n: &o.requests, insecure: o.Insecure, retryAfterMax: o.retryAfterMax()}
 }

@@ -59,6 +59,11 @@ func NewRootCmd() *cobra.Command {
 		newVerifyCmd(o),
 		newInspectCmd(o),
 		newIndexCmd(o),
+		newSignCmd(o), newKeygenCmd(o), newPromoteCmd(o),
+		newBuildCmd(o), newLintCmd(o),
+		newBasesCmd(o),
+		newRebaseCmd(o),
+		newCheckWorkloadCmd(o),
 	)
 	return root
 }

@@ -18,6 +18,7 @@ type verifyOptions struct {
 	runAsNonRoot bool
 	engine       string
 	concurrency  int
+	gateFlags
 }
 
 func newVerifyCmd(ro *rootOptions) *cobra.Command {
@@ -27,13 +28,19 @@ func newVerifyCmd(ro *rootOptions) *cobra.Command {
 		Short: "Check that every Windows variant carries an os.version target nodes accept",
 		Long: `verify reads an index, its child manifests and their configs (never a layer)
 and simulates how containerd 2.x, containerd 1.7 and Docker pick a variant on
-each target Windows build. It exits 0 when the index passes, 1 when it has
-error findings, and 2 on usage, network or registry errors.`,
+each target Windows build. With --key it checks the cosign signatures of the
+index and of every child but attestations; --policy adds a policy file. It
+exits 0 when the index passes, 1 when it has error findings, and 2 on usage,
+network or registry errors.`,
 		Example: `  imgctl verify registry.example.com/app:1.0 --target ltsc2022,ltsc2025
   imgctl verify registry.example.com/app:1.0 --require-platform linux/amd64,linux/arm64 -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			vo, err := o.options()
+			if err != nil {
+				return err
+			}
+			gate, err := o.gate(vo)
 			if err != nil {
 				return err
 			}
@@ -51,7 +58,9 @@ error findings, and 2 on usage, network or registry errors.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.ref, err)
 			}
-			rep := verify.Evaluate(f.ref.String(), snap, vo)
+			gate.Remote = rc.Remote(cmd.Context())
+			rep := gate.Check(cmd.Context(), f.ref.String(), f.ref.Context(), snap)
+			mergeNodes(cmd, snap, rep, len(vo.Targets) > 0)
 			ro.logger(cmd).Info("verify", "ref", f.ref.String(), "requests", rc.Requests())
 			if ro.verbose {
 				fmt.Fprintf(cmd.ErrOrStderr(), "verify: %d registry requests\n", rc.Requests())
@@ -72,6 +81,8 @@ error findings, and 2 on usage, network or registry errors.`,
 	fl.BoolVar(&o.runAsNonRoot, "run-as-non-root", false, "fail Windows images whose user is ContainerAdministrator")
 	fl.StringVar(&o.engine, "engine", "", "simulate only this engine: containerd, containerd-1.7 or docker (default: all, containerd decides)")
 	fl.IntVar(&o.concurrency, "concurrency", verify.DefaultConcurrency, "concurrent manifest and config fetches")
+	o.add(fl)
+	addNodesFlag(cmd)
 	return cmd
 }
 

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/imgctl/imgctl/internal/regtest"
+)
+
+// rebasePlatforms are the variants of the rebased index.
+var rebasePlatforms = []platformSpec{
+	linux("amd64", ""), linux("arm64", "v8"), {OS: "windows", Arch: "amd64", OSVersion: rebaseWinOld},
+}
+
+// rebaseIndex rebases the index Source onto its bases' current images as
+// Target. Variants name each image and its old and new base by digest, for
+// tools that rebase one image at a time.
+type rebaseIndex struct {
+	Target, Source string
+	Variants       []rebaseVariant
+}
+
+// rebaseVariant is one image of the index with its old and new base.
+type rebaseVariant struct {
+	Platform                string // os/arch[/variant]
+	Image, OldBase, NewBase string // full references by digest
+}
+
+func (rebaseIndex) opName() string { return "rebase" }
+
+// rebaseCase is the monthly job: an index of 3 variants built on bases
+// that have since moved.
+type rebaseCase struct {
+	src      string
+	variants []rebaseVariant
+	want     map[string]rebaseWant // by os/arch
+}
+
+// rebaseWant is what a correct rebase of one variant looks like.
+type rebaseWant struct {
+	baseLayers, appLayers []v1.Descriptor
+	newBase, osVersion    string
+	variant               string
+}
+
+func (*rebaseCase) Name() string  { return "rebase-3" }
+func (*rebaseCase) Title() string { return "Rebase a 3-variant index onto moved bases" }
+
+func (*rebaseCase) Describe() string {
+	return fmt.Sprintf("The monthly job after Patch Tuesday. `src/rebase-3:1` is an index of linux/amd64, linux/arm64/v8 "+
+		"and windows/amd64 `%s` (each with a BuildKit-style attestation), built on `base/distroless:latest` "+
+		"(an index) and `base/nanoserver:ltsc2025` in the same registry; every manifest carries the "+
+		"`org.opencontainers.image.base.name`/`.digest` annotations of its base's platform manifest. Each base "+
+		"has a %d KiB payload layer and each app a %d KiB one. Then both base tags move: Windows to `%s` (same "+
+		"build), Linux to new images. Commands: `imgctl rebase --no-verify SRC -t TARGET`; for crane, "+
+		"`crane rebase IMAGE@digest --old_base BASE@old --new_base BASE@new -t TARGET-variant` once per variant "+
+		"(crane does not rebase an index) then `crane index append -t TARGET -m ...`; for regctl, "+
+		"`regctl image mod IMAGE@digest --rebase --create TARGET-variant` once per variant (it reads the annotations) "+
+		"then `regctl index create TARGET --ref ...`: `regctl image mod SRC --rebase` on the index fails, since "+
+		"regctl reads the annotations of the top manifest only (the index has none) and one `--rebase-ref old,new` "+
+		"pair cannot name both a Windows and a Linux base. Peer request counts include these extra commands. After each run the result "+
+		"is checked: new base layers first, app layers unchanged, os.version on the descriptor and in the config, "+
+		"the variant (arm64/v8), the base.digest annotation, media types of one family, and what became of the attestations.",
+		rebaseWinOld, runtimeLayerSize>>10, appLayerSize>>10, rebaseWinNew)
+}
+
+// key is os/arch[/variant], without os.version.
+func key(p platformSpec) string {
+	return platformSpec{OS: p.OS, Arch: p.Arch, Variant: p.Variant}.String()
+}
+
+func (*rebaseCase) baseRepo(p platformSpec) string {
+	if p.OS == "windows" {
+		return "base/nanoserver:ltsc2025"
+	}
+	return "base/distroless:latest"
+}
+
+// Setup pushes January's bases, the app index built on them, then
+// February's bases under the same tags.
+func (c *rebaseCase) Setup(ctx context.Context, e *env) error {
+	old, err := benchBases(rebaseWinOld, "jan")
+	if err != nil {
+		return err
+	}
+	if err := c.pushBases(ctx, e, old); err != nil {
+		return err
+	}
+	var imgs, atts []regtest.Entry
+	apps := map[string]v1.Image{}
+	for _, p := range rebasePlatforms {
+		app, err := benchApp(p, old[p.String()], e.reg.Host()+"/"+c.baseRepo(p))
+		if err != nil {
+			return err
+		}
+		att, err := regtest.AttestationEntry(app)
+		if err != nil {
+			return err
+		}
+		for _, img := range []v1.Image{app, att.Image} {
+			if err := markConfig(e, img); err != nil {
+				return err
+			}
+		}
+		apps[key(p)] = app
+		imgs, atts = append(imgs, regtest.Entry{Image: app}), append(atts, att)
+	}
+	idx, err := regtest.Index(append(imgs, atts...)...)
+	if err != nil {
+		return err
+	}
+	src, err := e.reg.Ref("src/rebase-3:1")
+	if err != nil {
+		return err
+	}
+	if _, err := regtest.Push(src, idx, remote.WithContext(ctx)); err != nil {
+		return err
+	}
+	c.src = src.String()
+	nb, err := benchBases(rebaseWinNew, "feb")
+	if err != nil {
+		return err
+	}
+	if err := c.pushBases(ctx, e, nb); err != nil {
+		return err
+	}
+	return c.record(e, apps, old, nb)
+}
+
+// record fills the per-variant references and the expected results.
+func (c *rebaseCase) record(e *env, apps, old, nb map[string]v1.Image) error {
+	c.variants, c.want = nil, map[string]rebaseWant{}
+	ref := func(repo string, img v1.Image) (string, error) {
+		d, err := img.Digest()
+		repo, _, _ = strings.Cut(repo, ":")
+		return e.reg.Host() + "/" + repo + "@" + d.String(), err
+	}
+	for _, p := range rebasePlatforms {
+		app, ob, nbi := apps[key(p)], old[p.String()], nb[p.String()]
+		v := rebaseVariant{Platform: key(p)}
+		var errs [3]error
+		v.Image, errs[0] = ref("src/rebase-3", app)
+		v.OldBase, errs[1] = ref(c.baseRepo(p), ob)
+		v.NewBase, errs[2] = ref(c.baseRepo(p), nbi)
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		c.variants = append(c.variants, v)
+		am, err := app.Manifest()
+		if err != nil {
+			return err
+		}
+		nm, err := nbi.Manifest()
+		if err != nil {
+			return err
+		}
+		om, err := ob.Manifest()
+		if err != nil {
+			return err
+		}
+		_, nd, _ := strings.Cut(v.NewBase, "@")
+		w := rebaseWant{baseLayers: nm.Layers, appLayers: am.Layers[len(om.Layers):], newBase: nd}
+		if p.OS == "windows" {
+			w.osVersion = rebaseWinNew
+		}
+		w.variant = p.Variant
+		c.want[p.OS+"/"+p.Arch] = w
+	}
+	return nil
+}
+
+func (c *rebaseCase) Op(target string) op {
+	return rebaseIndex{Target: target, Source: c.src, Variants: c.variants}
+}
+
+// sameDescriptors compares descriptors as they are written in a manifest.
+func sameDescriptors(a, b []v1.Descriptor) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}

@@ -1,0 +1,158 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/moby/buildkit/client"
+	// Connection helpers for docker-container://, kube-pod://, ssh:// and
+	// friends register themselves with client.New.
+	_ "github.com/moby/buildkit/client/connhelper/dockercontainer"
+	_ "github.com/moby/buildkit/client/connhelper/kubepod"
+	_ "github.com/moby/buildkit/client/connhelper/nerdctlcontainer"
+	_ "github.com/moby/buildkit/client/connhelper/podmancontainer"
+	_ "github.com/moby/buildkit/client/connhelper/ssh"
+)
+
+// EnvBuildkitHost names the environment variable that holds the default
+// BuildKit address, as buildctl reads it.
+const EnvBuildkitHost = "BUILDKIT_HOST"
+
+// DefaultBuilderAddress is the address used when neither --builder nor
+// BUILDKIT_HOST is set: rootful buildkitd's default socket.
+const DefaultBuilderAddress = "unix:///run/buildkit/buildkitd.sock"
+
+// Where a builder address came from, as Builder.Source names it.
+const (
+	SourceFlag    = "--builder"
+	SourceEnv     = EnvBuildkitHost
+	SourceDefault = "default"
+)
+
+// ErrNoBuilder is returned (wrapped) when no BuildKit daemon answers at the
+// builder address.
+var ErrNoBuilder = errors.New("no BuildKit daemon reachable")
+
+// ErrInvalidBuilder is returned (wrapped) for a builder address or TLS
+// setting that cannot be used.
+var ErrInvalidBuilder = errors.New("invalid builder")
+
+// DefaultPingTimeout bounds the check that the daemon answers.
+const DefaultPingTimeout = 5 * time.Second
+
+// Builder addresses one BuildKit daemon.
+type Builder struct {
+	// Addr is unix://PATH, tcp://HOST:PORT, docker-container://NAME or any
+	// scheme a BuildKit connection helper handles.
+	Addr string
+	// Source says where Addr came from: SourceFlag, SourceEnv or SourceDefault.
+	Source string
+	// TLS configures a tcp:// connection; the zero value means no TLS.
+	TLS TLSOptions
+	// PingTimeout bounds the reachability check; zero means DefaultPingTimeout.
+	PingTimeout time.Duration
+}
+
+// TLSOptions are the client TLS settings for a tcp:// builder.
+type TLSOptions struct {
+	// CACert is the CA bundle that signs the daemon's certificate.
+	CACert string
+	// Cert and Key are the client certificate and key.
+	Cert, Key string
+	// ServerName overrides the name checked in the daemon's certificate.
+	ServerName string
+}
+
+func (t TLSOptions) enabled() bool { return t != TLSOptions{} }
+
+// ResolveBuilder picks the builder address: flag when set, else
+// getenv(BUILDKIT_HOST), else DefaultBuilderAddress. getenv nil means no
+// environment.
+func ResolveBuilder(flag string, getenv func(string) string) Builder {
+	if s := strings.TrimSpace(flag); s != "" {
+		return Builder{Addr: s, Source: SourceFlag}
+	}
+	if getenv != nil {
+		if s := strings.TrimSpace(getenv(EnvBuildkitHost)); s != "" {
+			return Builder{Addr: s, Source: SourceEnv}
+		}
+	}
+	return Builder{Addr: DefaultBuilderAddress, Source: SourceDefault}
+}
+
+// String names the builder and where its address came from, for errors.
+func (b Builder) String() string {
+	switch b.Source {
+	case SourceFlag:
+		return fmt.Sprintf("%s (from %s)", b.Addr, SourceFlag)
+	case SourceEnv:
+		return fmt.Sprintf("%s (from $%s)", b.Addr, EnvBuildkitHost)
+	}
+	return fmt.Sprintf("%s (the default; set --builder or $%s)", b.Addr, EnvBuildkitHost)
+}
+
+// Validate checks the address and TLS settings without connecting.
+func (b Builder) Validate() error {
+	if b.Addr == "" {
+		return fmt.Errorf("%w: empty address", ErrInvalidBuilder)
+	}
+	_, err := b.clientOpts()
+	return err
+}
+
+// clientOpts turns the TLS settings into BuildKit client options.
+func (b Builder) clientOpts() ([]client.ClientOpt, error) {
+	if !b.TLS.enabled() {
+		return nil, nil
+	}
+	if !strings.HasPrefix(b.Addr, "tcp://") {
+		return nil, fmt.Errorf("%w %s: TLS options need a tcp:// address", ErrInvalidBuilder, b)
+	}
+	if (b.TLS.Cert == "") != (b.TLS.Key == "") {
+		return nil, fmt.Errorf("%w %s: --tlscert and --tlskey go together", ErrInvalidBuilder, b)
+	}
+	var opts []client.ClientOpt
+	if b.TLS.CACert != "" {
+		opts = append(opts, client.WithServerConfig(b.TLS.ServerName, b.TLS.CACert))
+	} else {
+		opts = append(opts, client.WithServerConfigSystem(b.TLS.ServerName))
+	}
+	if b.TLS.Cert != "" {
+		opts = append(opts, client.WithCredentials(b.TLS.Cert, b.TLS.Key))
+	}
+	return opts, nil
+}
+
+// Connect dials the builder and checks, within PingTimeout, that it lists
+// its workers. The caller closes the client.
+func Connect(ctx context.Context, b Builder) (*client.Client, error) {
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	opts, err := b.clientOpts()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(ctx, b.Addr, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w at %s: %w", ErrNoBuilder, b, err)
+	}
+	timeout := b.PingTimeout
+	if timeout == 0 {
+		timeout = DefaultPingTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ws, err := c.ListWorkers(pctx)
+	if err == nil && len(ws) == 0 {
+		err = errors.New("the daemon has no workers")
+	}
+	if err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("%w at %s: %w", ErrNoBuilder, b, err)
+	}
+	return c, nil
+}

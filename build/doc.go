@@ -1,0 +1,67 @@
+// Package build drives BuildKit for imgctl and checks Dockerfiles before a
+// build.
+//
+// # Preflight
+//
+// Preflight parses a Dockerfile with BuildKit's own parser and resolves the
+// stage graph per target platform; it reports a RUN in a stage that runs on
+// Windows, exec-form instructions that are not valid JSON, and shell-form
+// ENTRYPOINT/CMD in Windows stages. Build runs it for every variant before
+// it contacts the daemon. FinalBases uses the same graph to name the image
+// the final stage is built FROM, per platform.
+//
+// # Variants
+//
+// Build solves one Dockerfile several times on one daemon, concurrently:
+// one solve for all non-Windows platforms together, and one windows/amd64
+// solve per Windows Server LTSC release (Options.Windows). Each Windows
+// variant is built FROM its own base: the Dockerfile declares
+//
+//	ARG WINDOWS_BASE=mcr.microsoft.com/windows/nanoserver:ltsc2022
+//	FROM ${WINDOWS_BASE} AS final-windows
+//
+// and Build sets the build arg WINDOWS_BASE per variant, from
+// Options.WindowsBases (--windows-base ltsc2022=REF,ltsc2025=REF), else from
+// Options.WindowsBaseTemplate (--windows-base-template
+// REG/nanoserver:{ltsc}, where {ltsc} becomes the release name), else from
+// DefaultWindowsBaseTemplate. With one Windows variant and an explicit
+// --build-arg WINDOWS_BASE, that value wins. Each Windows solve asks BuildKit
+// for plain windows/amd64: a requested os.version would replace the base's
+// full os.version in the image config, so TARGETOSVERSION stays empty and
+// WINDOWS_BASE is the way to tell the variants apart. Before solving, Build
+// refuses a base whose os.version is not of the variant's release.
+//
+// Each solve pushes its result by digest into the target repository (no tag);
+// index.Create then merges them into one index at the target tag, filling
+// every Windows descriptor's os.version from its config when BuildKit did not
+// set it. Nothing is tagged unless every solve succeeded.
+//
+// # Base annotations
+//
+// BuildKit does not record which image a manifest was built FROM, and
+// imgctl rebase needs it. Build resolves the final stage's base for every
+// platform before solving and sets, through the image exporter's
+// annotation-manifest[PLATFORM].KEY attributes,
+//
+//   - org.opencontainers.image.base.name: the base reference after ARG
+//     expansion, fully qualified (e.g. index.docker.io/library/alpine:3);
+//   - org.opencontainers.image.base.digest: the digest of the base's
+//     platform manifest (the child of a base index that matches the
+//     platform, not the index digest), whose layers are the lower layers of
+//     the built image. rebase compares layers against this manifest.
+//
+// A stage FROM scratch gets neither annotation.
+//
+// # Offline builds and # syntax
+//
+// A `# syntax=` directive makes BuildKit's built-in Dockerfile frontend
+// forward the build to a frontend image, which needs the network. Build
+// always uses the daemon's built-in frontend (dockerfile.v0): it blanks the
+// directive line (keeping line numbers) in a copy of the Dockerfile that it
+// sends instead of the original. Options.SyntaxImage asks for a frontend
+// image explicitly (gateway.v0 with source=REF).
+//
+// The package never prints: solve status goes to Options.Status, which the
+// caller draws (imgctl uses BuildKit's progressui), and log lines go to
+// Options.Logger.
+package build

@@ -1,0 +1,64 @@
+package build
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/imgctl/imgctl/platform"
+)
+
+// Metadata is what --metadata-file writes for CI.
+type Metadata struct {
+	Index     MetadataIndex      `json:"index"`
+	Platforms []MetadataPlatform `json:"platforms"`
+}
+
+// MetadataIndex names the pushed index.
+type MetadataIndex struct {
+	// Ref is the tag; Digest the index digest.
+	Ref    string `json:"ref"`
+	Digest string `json:"digest"`
+}
+
+// MetadataPlatform is one image of the index.
+type MetadataPlatform struct {
+	// Platform is os/arch[/variant], without os.version.
+	Platform  string        `json:"platform"`
+	Digest    string        `json:"digest"`
+	OSVersion string        `json:"os.version,omitempty"`
+	Base      *MetadataBase `json:"base,omitempty"`
+}
+
+// MetadataBase is the base image of the final stage.
+type MetadataBase struct {
+	Name   string `json:"name"`
+	Digest string `json:"digest"`
+}
+
+// Metadata returns the result in the --metadata-file form.
+func (r *Result) Metadata() Metadata {
+	m := Metadata{Index: MetadataIndex{Ref: r.Index.Tag.String(), Digest: r.Index.Digest.String()}, Platforms: []MetadataPlatform{}}
+	for _, p := range r.Platforms {
+		plat := p.Platform
+		plat.OSVersion = ""
+		mp := MetadataPlatform{Platform: platform.Format(plat), Digest: p.Digest.String(), OSVersion: p.Platform.OSVersion}
+		if p.Base != nil {
+			mp.Base = &MetadataBase{Name: p.Base.Name, Digest: p.Base.Digest.String()}
+		}
+		m.Platforms = append(m.Platforms, mp)
+	}
+	return m
+}
+
+// WriteMetadata writes the metadata as indented JSON to path.
+func WriteMetadata(path string, m Metadata) error {
+	dt, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding metadata: %w", err)
+	}
+	if err := os.WriteFile(path, append(dt, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing metadata: %w", err)
+	}
+	return nil
+}

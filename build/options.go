@@ -1,0 +1,122 @@
+package build
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/moby/buildkit/client"
+	"github.com/moby/buildkit/session/secrets/secretsprovider"
+	"github.com/moby/buildkit/session/sshforward/sshprovider"
+
+	"github.com/imgctl/imgctl/index"
+	"github.com/imgctl/imgctl/internal/regclient"
+)
+
+// ErrPreflight is returned (wrapped in a *PreflightError) when the
+// Dockerfile has preflight findings; nothing was solved.
+var ErrPreflight = errors.New("preflight found problems in the Dockerfile")
+
+// ErrBaseMismatch is returned when a Windows variant came out with an
+// os.version of another release than the one it was built for.
+var ErrBaseMismatch = errors.New("windows variant built from the base of another release")
+
+// PreflightError carries the findings that stopped a build.
+type PreflightError struct {
+	Findings []Finding
+}
+
+// Error summarises the findings.
+func (e *PreflightError) Error() string {
+	lines := make([]string, 0, len(e.Findings))
+	for _, f := range e.Findings {
+		lines = append(lines, f.String())
+	}
+	return fmt.Sprintf("%v:\n%s", ErrPreflight, strings.Join(lines, "\n"))
+}
+
+// Unwrap makes errors.Is(err, ErrPreflight) true.
+func (e *PreflightError) Unwrap() error { return ErrPreflight }
+
+// Options describe one build.
+type Options struct {
+	// Builder is the BuildKit daemon.
+	Builder Builder
+	// ContextDir is the build context directory.
+	ContextDir string
+	// Dockerfile is the Dockerfile path; empty means ContextDir/Dockerfile.
+	Dockerfile string
+	// Variants say which platforms and Windows releases to build.
+	Variants VariantOptions
+	// Target is the stage to build; empty means the last one.
+	Target string
+	// Tag is where the merged index is pushed; each solve pushes by digest
+	// into Tag's repository.
+	Tag name.Tag
+	// Force allows overwriting an existing tag.
+	Force bool
+	// Registry holds the registry settings for base resolution, the tag
+	// check and the merge; nil means the defaults.
+	Registry *regclient.Options
+	// Secrets and SSH are exposed to RUN --mount=type=secret|ssh.
+	Secrets []secretsprovider.Source
+	SSH     []sshprovider.AgentConfig
+	// CacheFrom and CacheTo are BuildKit cache imports and exports. With
+	// several variants a registry ref gets a -VARIANT suffix per variant.
+	CacheFrom, CacheTo []client.CacheOptionsEntry
+	// NoCache disables BuildKit's cache for the solves.
+	NoCache bool
+	// SyntaxImage, when set, is the Dockerfile frontend image to use
+	// (gateway.v0); otherwise the daemon's built-in frontend builds the
+	// file and a # syntax= line is ignored.
+	SyntaxImage string
+	// Annotations are set on the merged index.
+	Annotations map[string]string
+	// Status receives the solve status of every solve; Build closes it
+	// when the last solve ends (or when Build returns early). nil discards.
+	Status chan *client.SolveStatus
+	// Logger receives log lines about steps (solve, merge); nil discards.
+	Logger *slog.Logger
+	// Stderr receives warnings about the Docker config; nil discards.
+	Stderr io.Writer
+}
+
+// PlatformResult is one image of the merged index.
+type PlatformResult struct {
+	// Platform is the index descriptor's platform.
+	Platform v1.Platform
+	// Digest is the manifest digest.
+	Digest v1.Hash
+	// Variant is the name of the solve that built it (linux, ltsc2022...).
+	Variant string
+	// Base is the final stage's base; nil for FROM scratch.
+	Base *ResolvedBase
+}
+
+// Result is what Build published.
+type Result struct {
+	// Index is the merge result: the tag, the index digest and its entries.
+	Index *index.Result
+	// Variants are the solves, in the order they were planned.
+	Variants []Variant
+	// Platforms are the images of the index in index order, attestations left out.
+	Platforms []PlatformResult
+}
+
+func (o *Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o.Logger
+}
+
+func (o *Options) registry() *regclient.Options {
+	if o.Registry == nil {
+		o.Registry = &regclient.Options{}
+	}
+	return o.Registry
+}

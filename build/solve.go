@@ -1,0 +1,214 @@
+package build
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/containerd/platforms"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/moby/buildkit/client"
+	"github.com/moby/buildkit/exporter/containerimage/exptypes"
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/tonistiigi/fsutil"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/imgctl/imgctl/platform"
+)
+
+// Frontends Build uses.
+const (
+	FrontendDockerfile = "dockerfile.v0"
+	FrontendGateway    = "gateway.v0"
+)
+
+// solveAll runs one Solve per variant concurrently and returns the pushed
+// digest of each, in variant order.
+func (p *Plan) solveAll(ctx context.Context, c *client.Client, o *Options, dfDir string) ([]v1.Hash, error) {
+	digests := make([]v1.Hash, len(p.Variants))
+	g, gctx := errgroup.WithContext(ctx)
+	var fwd sync.WaitGroup
+	for i, v := range p.Variants {
+		ch := make(chan *client.SolveStatus)
+		fwd.Go(func() {
+			for s := range ch {
+				if o.Status == nil {
+					continue
+				}
+				select { // a caller that stopped drawing must not block the solve
+				case o.Status <- s:
+				case <-ctx.Done():
+				}
+			}
+		})
+		g.Go(func() error {
+			opt, err := p.solveOpt(o, i, dfDir)
+			if err != nil {
+				close(ch)
+				return err
+			}
+			o.logger().Info("solving", "variant", v.Name, "platforms", formatPlatforms(v.Platforms))
+			resp, err := c.Solve(gctx, nil, opt, ch)
+			if err != nil {
+				return fmt.Errorf("building %s: %w", v.Name, err)
+			}
+			d, err := v1.NewHash(resp.ExporterResponse[exptypes.ExporterImageDigestKey])
+			if err != nil {
+				return fmt.Errorf("building %s: no image digest in the exporter response: %w", v.Name, err)
+			}
+			digests[i] = d
+			return nil
+		})
+	}
+	err := g.Wait()
+	fwd.Wait()
+	return digests, err
+}
+
+// solveOpt is the SolveOpt of variant i.
+func (p *Plan) solveOpt(o *Options, i int, dfDir string) (client.SolveOpt, error) {
+	v := p.Variants[i]
+	ctxFS, err := fsutil.NewFS(p.contextDir)
+	if err != nil {
+		return client.SolveOpt{}, fmt.Errorf("build context %s: %w", p.contextDir, err)
+	}
+	dfFS, err := fsutil.NewFS(dfDir)
+	if err != nil {
+		return client.SolveOpt{}, fmt.Errorf("Dockerfile directory %s: %w", dfDir, err)
+	}
+	att, err := attachables(o.Secrets, o.SSH, o.Stderr)
+	if err != nil {
+		return client.SolveOpt{}, err
+	}
+	several := len(p.Variants) > 1
+	return client.SolveOpt{
+		Frontend:      p.frontend(),
+		FrontendAttrs: frontendAttrs(p, o, v),
+		LocalMounts:   map[string]fsutil.FS{"context": ctxFS, "dockerfile": dfFS},
+		Session:       att,
+		CacheImports:  cacheForVariant(o.CacheFrom, v.Name, several),
+		CacheExports:  cacheForVariant(o.CacheTo, v.Name, several),
+		Exports: []client.ExportEntry{{
+			Type:  client.ExporterImage,
+			Attrs: exportAttrs(o, v, p.resolvedFor(i)),
+		}},
+	}, nil
+}
+
+func (p *Plan) frontend() string {
+	if p.syntaxImage != "" {
+		return FrontendGateway
+	}
+	return FrontendDockerfile
+}
+
+func frontendAttrs(p *Plan, o *Options, v Variant) map[string]string {
+	attrs := map[string]string{
+		"filename": filepath.Base(p.File),
+		"platform": formatPlatforms(solvePlatforms(v.Platforms)),
+	}
+	if p.syntaxImage != "" {
+		attrs["source"] = p.syntaxImage
+	}
+	if o.Target != "" {
+		attrs["target"] = o.Target
+	}
+	if o.NoCache {
+		attrs["no-cache"] = ""
+	}
+	for k, val := range v.BuildArgs {
+		attrs["build-arg:"+k] = val
+	}
+	return attrs
+}
+
+// exportAttrs pushes the result by digest into the tag's repository with
+// the base annotations of each platform.
+func exportAttrs(o *Options, v Variant, bases map[string]ResolvedBase) map[string]string {
+	attrs := map[string]string{
+		string(exptypes.OptKeyName):         o.Tag.Context().Name(),
+		string(exptypes.OptKeyPush):         "true",
+		string(exptypes.OptKeyPushByDigest): "true",
+		string(exptypes.OptKeyOCITypes):     "true",
+	}
+	if o.registry().Insecure {
+		attrs[string(exptypes.OptKeyInsecure)] = "true"
+	}
+	for k, val := range BaseAnnotationAttrs(v.Platforms, bases) {
+		attrs[k] = val
+	}
+	return attrs
+}
+
+// BaseAnnotationAttrs returns the image exporter attributes that set the
+// base annotations on each platform's manifest. bases are keyed by
+// platform.Key of the target platform. With one platform the keys carry no
+// platform (BuildKit's annotation-manifest[PLATFORM] accepts no os.version).
+func BaseAnnotationAttrs(plats []v1.Platform, bases map[string]ResolvedBase) map[string]string {
+	attrs := map[string]string{}
+	for _, p := range plats {
+		b, ok := bases[platform.Key(p)]
+		if !ok {
+			continue
+		}
+		var sp *ocispecs.Platform
+		if len(plats) > 1 {
+			n := platforms.Normalize(platform.ToSpec(p))
+			sp = &n
+		}
+		attrs[exptypes.AnnotationManifestKey(sp, AnnotationBaseName)] = b.Name
+		attrs[exptypes.AnnotationManifestKey(sp, AnnotationBaseDigest)] = b.Digest.String()
+	}
+	return attrs
+}
+
+// solvePlatforms drops os.version from the platforms a solve asks for:
+// BuildKit would write a requested os.version (10.0.20348) into the image
+// config in place of the base's full one (10.0.20348.4297).
+func solvePlatforms(ps []v1.Platform) []v1.Platform {
+	out := make([]v1.Platform, len(ps))
+	for i, p := range ps {
+		p.OSVersion = ""
+		out[i] = p
+	}
+	return out
+}
+
+// formatPlatforms writes platforms the way BuildKit's platform attribute
+// reads them: windows(10.0.20348)/amd64 when there is an os.version.
+func formatPlatforms(ps []v1.Platform) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = platforms.FormatAll(platforms.Normalize(platform.ToSpec(p)))
+	}
+	return strings.Join(s, ",")
+}
+
+// dockerfileDir returns the directory to mount as the Dockerfile: the
+// Dockerfile's own, or a temporary copy with the # syntax= line blanked
+// when the built-in frontend builds it.
+func (p *Plan) dockerfileDir() (string, func(), error) {
+	dir := filepath.Dir(p.File)
+	stripped, _, found := StripSyntax(p.Dockerfile)
+	if p.syntaxImage != "" || !found {
+		return dir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "imgctl-dockerfile-")
+	if err != nil {
+		return "", nil, fmt.Errorf("copying Dockerfile: %w", err)
+	}
+	cleanup := func() { _ = os.RemoveAll(tmp) }
+	base := filepath.Base(p.File)
+	err = os.WriteFile(filepath.Join(tmp, base), stripped, 0o644)
+	if ignore, rerr := os.ReadFile(p.File + ".dockerignore"); err == nil && rerr == nil {
+		err = os.WriteFile(filepath.Join(tmp, base+".dockerignore"), ignore, 0o644)
+	}
+	if err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("copying Dockerfile: %w", err)
+	}
+	return tmp, cleanup, nil
+}

@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/spf13/cobra"
+
+	"github.com/imgctl/imgctl/internal/regclient"
+	"github.com/imgctl/imgctl/rebase"
+)
+
+func newBasesCmd(ro *rootOptions) *cobra.Command {
+	var bases []string
+	cmd := &cobra.Command{
+		Use:   "bases REF",
+		Short: "Report each variant's base image and whether the base has moved since",
+		Long: `bases reads an index and, for each variant, its base image (from the
+org.opencontainers.image.base.name and .base.digest annotations of the manifest
+or of the index descriptor, else from --base for its OS), that base's current
+image for the variant's platform (same OS and architecture and, for Windows,
+the same build) and whether the variant is stale. It never reads a layer.
+Exit 0 when every variant is current, 1 when any is stale, 2 on errors.`,
+		Example: `  imgctl bases registry.example.com/app:1.0
+  imgctl bases registry.example.com/app:1.0 --base windows=mcr.microsoft.com/windows/nanoserver:ltsc2025 -o json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rc := ro.registry()
+			o, err := rebaseLibOptions(cmd, ro, rc, bases)
+			if err != nil {
+				return err
+			}
+			src, err := rc.ParseReference(args[0])
+			if err != nil {
+				return fmt.Errorf("%w: %w", ErrUsage, err)
+			}
+			st, err := rebase.Check(cmd.Context(), src, o)
+			if ro.verbose {
+				fmt.Fprintf(cmd.ErrOrStderr(), "bases: %d registry requests\n", rc.Requests())
+			}
+			if err != nil {
+				return err
+			}
+			if err := printBases(cmd.OutOrStdout(), ro.output, st); err != nil {
+				return err
+			}
+			if st.Stale {
+				return ErrCheckFailed
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVar(&bases, "base", nil, "base per OS for variants without base annotations: windows=REF,linux=REF")
+	return cmd
+}
+
+// rebaseLibOptions builds the rebase library options both commands share.
+func rebaseLibOptions(cmd *cobra.Command, ro *rootOptions, rc *regclient.Options, bases []string) (rebase.Options, error) {
+	o := rebase.Options{
+		Remote: rc.Remote(cmd.Context()), Logger: ro.logger(cmd), Transport: rc.RoundTripper(), Keychain: rc.Keychain,
+	}
+	if ro.insecure {
+		o.Name = []name.Option{name.Insecure}
+	}
+	for _, kv := range splitList(bases) {
+		osName, s, ok := strings.Cut(kv, "=")
+		if !ok || osName == "" || s == "" {
+			return o, fmt.Errorf("%w: --base %q: want os=REF, e.g. windows=mcr.microsoft.com/windows/nanoserver:ltsc2025", ErrUsage, kv)
+		}
+		ref, err := rc.ParseReference(s)
+		if err != nil {
+			return o, fmt.Errorf("%w: --base: %w", ErrUsage, err)
+		}
+		if o.Bases == nil {
+			o.Bases = map[string]name.Reference{}
+		}
+		o.Bases[strings.ToLower(osName)] = ref
+	}
+	return o, nil
+}
+
+// printBases writes the status as JSON, or as a table with a summary.
+func printBases(w io.Writer, format string, st *rebase.Status) error {
+	if format == "json" {
+		return writeJSON(w, st)
+	}
+	fmt.Fprintf(w, "%s@%s\n", st.Ref, st.Digest)
+	if err := printVariants(w, st.Variants, false); err != nil {
+		return err
+	}
+	n := 0
+	for _, v := range st.Variants {
+		if v.Stale {
+			n++
+		}
+	}
+	_, err := fmt.Fprintf(w, "%d of %d variant(s) stale\n", n, len(st.Variants))
+	return err
+}
+
+// printVariants writes one row per variant: its base, the recorded and
+// current base digests and os.versions, and its status (or, for a plan,
+// the action).
+func printVariants(w io.Writer, vs []rebase.Variant, plan bool) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	last := "STATUS"
+	if plan {
+		last = "ACTION"
+	}
+	fmt.Fprintf(tw, "PLATFORM\tBASE\tOLD BASE\tNEW BASE\tOLD OS.VERSION\tNEW OS.VERSION\t%s\n", last)
+	for _, v := range vs {
+		status := map[bool]string{true: "stale", false: "current"}[v.Stale]
+		if plan {
+			status = map[bool]string{true: "rebase", false: "keep"}[v.Stale]
+		}
+		if v.BuildChange {
+			status += " (build change)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.Platform, v.BaseName, dash(shortDigest(v.OldBase)),
+			shortDigest(v.NewBase), dash(v.OldOSVersion), dash(v.NewOSVersion), status)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, v := range vs {
+		if v.Note != "" {
+			fmt.Fprintf(w, "note: %s: %s\n", v.Platform, v.Note)
+		}
+	}
+	return nil
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/moby/buildkit/client"
+	"github.com/moby/buildkit/util/progress/progressui"
+	"github.com/spf13/cobra"
+
+	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/verify"
+)
+
+// buildOptions are the flags of imgctl build beyond the variant flags.
+type buildOptions struct {
+	variantFlags
+	tag, builder, progress, metadataFile, syntaxImage string
+	tls                                               build.TLSOptions
+	secrets, ssh, cacheFrom, cacheTo, annotations     []string
+	force, noCache, noVerify                          bool
+}
+
+func newBuildCmd(ro *rootOptions) *cobra.Command {
+	o := &buildOptions{}
+	cmd := &cobra.Command{
+		Use:   "build -t TAG [flags] CONTEXT",
+		Short: "Build Linux and Windows variants on BuildKit into one verified tag",
+		Long: `build lints the Dockerfile for every variant, then drives a BuildKit daemon
+(--builder, else $BUILDKIT_HOST) with its built-in Dockerfile frontend: one solve
+for the Linux platforms and one per Windows release (--windows), each FROM its own
+base (the WINDOWS_BASE build arg), concurrently. The results are merged into one
+index at TAG with every Windows os.version, each manifest annotated with its base
+(org.opencontainers.image.base.name/digest), and verified. TAG is never
+overwritten without --force. Exit 0 on success, 1 on lint findings or a failed
+verify, 2 on usage, builder, build or registry errors.`,
+		Example: `  imgctl build -t reg.example.com/hello:1.0 --windows ltsc2022,ltsc2025 examples/hello
+  imgctl build --builder tcp://buildkitd:1234 --tlscacert ca.pem --tlscert cert.pem --tlskey key.pem \
+    -t reg.example.com/hello:1.0 --windows-base-template reg.example.com/nanoserver:{ltsc} \
+    --windows ltsc2022,ltsc2025 --metadata-file build.json .`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args[0]) },
+	}
+	fl := cmd.Flags()
+	o.add(fl)
+	fl.StringVarP(&o.tag, "tag", "t", "", "tag to push the index to (required; never overwritten without --force)")
+	fl.BoolVar(&o.force, "force", false, "overwrite an existing tag")
+	fl.StringVar(&o.builder, "builder", "", "BuildKit address: unix://, tcp://, docker-container://NAME (default $BUILDKIT_HOST, else "+build.DefaultBuilderAddress+")")
+	fl.StringVar(&o.tls.CACert, "tlscacert", "", "CA certificate of a tcp:// builder")
+	fl.StringVar(&o.tls.Cert, "tlscert", "", "client certificate for a tcp:// builder")
+	fl.StringVar(&o.tls.Key, "tlskey", "", "client key for a tcp:// builder")
+	fl.StringVar(&o.tls.ServerName, "tls-server-name", "", "server name to check in the builder's certificate")
+	fl.StringArrayVar(&o.secrets, "secret", nil, "secret for RUN --mount=type=secret: id=ID,src=PATH or id=ID,env=VAR")
+	fl.StringArrayVar(&o.ssh, "ssh", nil, "SSH agent or keys for RUN --mount=type=ssh: default or ID=PATH[,PATH]")
+	fl.StringArrayVar(&o.cacheFrom, "cache-from", nil, "cache import, e.g. type=registry,ref=REG/app:cache")
+	fl.StringArrayVar(&o.cacheTo, "cache-to", nil, "cache export, e.g. type=registry,ref=REG/app:cache,mode=max (one ref per variant: REF-VARIANT)")
+	fl.BoolVar(&o.noCache, "no-cache", false, "do not use BuildKit's cache")
+	fl.StringVar(&o.syntaxImage, "syntax-image", "", "Dockerfile frontend image to use (default: the daemon's built-in frontend; # syntax= lines are ignored)")
+	fl.StringVar(&o.progress, "progress", "auto", "progress output: auto, plain, tty, quiet or rawjson (on stderr)")
+	fl.StringVar(&o.metadataFile, "metadata-file", "", "write the index and per-platform digests as JSON to this file")
+	fl.StringArrayVar(&o.annotations, "annotation", nil, "index annotation key=value, repeatable")
+	fl.BoolVar(&o.noVerify, "no-verify", false, "skip verify after the push")
+	return cmd
+}
+
+// options turns the flags into build.Options; errors wrap ErrUsage.
+func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir string) (build.Options, error) {
+	bo, err := o.variantFlags.options(contextDir)
+	if err != nil {
+		return bo, err
+	}
+	rc := ro.registry()
+	ref, err := rc.ParseReference(o.tag)
+	tag, ok := ref.(name.Tag)
+	if !ok {
+		return bo, fmt.Errorf("%w: -t/--tag %q: want a tag (%v)", ErrUsage, o.tag, err)
+	}
+	bo.Tag, bo.Force, bo.Registry, bo.NoCache, bo.SyntaxImage = tag, o.force, rc, o.noCache, o.syntaxImage
+	bo.Builder = build.ResolveBuilder(o.builder, os.Getenv)
+	bo.Builder.TLS = o.tls
+	if err := bo.Builder.Validate(); err != nil {
+		return bo, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	bo.Logger, bo.Stderr = ro.logger(cmd), cmd.ErrOrStderr()
+	if bo.Annotations, err = keyValues("--annotation", o.annotations, false); err != nil {
+		return bo, err
+	}
+	for _, s := range o.secrets {
+		src, err := build.ParseSecret(s)
+		if err != nil {
+			return bo, fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		bo.Secrets = append(bo.Secrets, src)
+	}
+	for _, s := range o.ssh {
+		c, err := build.ParseSSH(s)
+		if err != nil {
+			return bo, fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		bo.SSH = append(bo.SSH, c)
+	}
+	for _, c := range []struct {
+		in  []string
+		out *[]client.CacheOptionsEntry
+	}{{o.cacheFrom, &bo.CacheFrom}, {o.cacheTo, &bo.CacheTo}} {
+		for _, s := range c.in {
+			e, err := build.ParseCache(s)
+			if err != nil {
+				return bo, fmt.Errorf("%w: %w", ErrUsage, err)
+			}
+			*c.out = append(*c.out, e)
+		}
+	}
+	switch progressui.DisplayMode(o.progress) {
+	case progressui.AutoMode, progressui.PlainMode, progressui.TtyMode, progressui.QuietMode, progressui.RawJSONMode:
+	default:
+		return bo, fmt.Errorf("%w: --progress %q: want auto, plain, tty, quiet or rawjson", ErrUsage, o.progress)
+	}
+	return bo, nil
+}
+
+func (o *buildOptions) run(cmd *cobra.Command, ro *rootOptions, contextDir string) error {
+	bo, err := o.options(cmd, ro, contextDir)
+	if err != nil {
+		return err
+	}
+	ctx, stderr := cmd.Context(), cmd.ErrOrStderr()
+	display, err := progressui.NewDisplay(stderr, progressui.DisplayMode(o.progress))
+	if err != nil {
+		return fmt.Errorf("%w: --progress: %w", ErrUsage, err)
+	}
+	bo.Status = make(chan *client.SolveStatus)
+	drawn := make(chan struct{})
+	go func() {
+		defer close(drawn)
+		_, _ = display.UpdateFrom(ctx, bo.Status)
+	}()
+	res, err := build.Build(ctx, bo)
+	<-drawn
+	if pe := (*build.PreflightError)(nil); errors.As(err, &pe) {
+		if perr := printFindings(cmd.OutOrStdout(), ro.output, pe.Findings[0].File, pe.Findings); perr != nil {
+			return perr
+		}
+		return ErrCheckFailed
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "pushed %s@%s (%d images)\n", res.Index.Tag, res.Index.Digest, len(res.Platforms))
+	meta := res.Metadata()
+	if o.metadataFile != "" {
+		if err := build.WriteMetadata(o.metadataFile, meta); err != nil {
+			return err
+		}
+	}
+	return o.report(cmd, ro, bo, res, meta)
+}
+
+// report verifies the pushed index with the build's Windows releases as
+// targets and prints the result.
+func (o *buildOptions) report(cmd *cobra.Command, ro *rootOptions, bo build.Options, res *build.Result, meta build.Metadata) error {
+	var rep *verify.Report
+	if !o.noVerify {
+		targets, err := platform.ParseTargets(bo.Variants.Windows)
+		if err != nil {
+			return fmt.Errorf("%w: --windows: %w", ErrUsage, err)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "verifying %s\n", res.Index.Ref)
+		if rep, err = verifyPushed(cmd.Context(), bo.Registry, res.Index, verify.Options{Targets: targets, RequirePlatforms: builtPlatforms(res)}); err != nil {
+			return err
+		}
+	}
+	w := cmd.OutOrStdout()
+	var err error
+	if ro.output == "json" {
+		err = writeJSON(w, map[string]any{"index": meta.Index, "platforms": meta.Platforms, "verify": rep})
+	} else {
+		fmt.Fprintln(w, res.Index.Digest)
+		if rep != nil {
+			err = printReport(w, "text", rep)
+		}
+	}
+	if err == nil && rep != nil && !rep.Passed {
+		return ErrCheckFailed
+	}
+	return err
+}
+
+// builtPlatforms are the platforms verify requires: each variant's.
+func builtPlatforms(res *build.Result) []platform.Platform {
+	var out []platform.Platform
+	for _, v := range res.Variants {
+		out = append(out, v.Platforms...)
+	}
+	return out
+}

@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"archive/tar"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/internal/buildtest"
+)
+
+func (e *e2e) index(t *testing.T) (v1.ImageIndex, *v1.IndexManifest) {
+	t.Helper()
+	ii, err := remote.Index(e.ref(t, e.tag))
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := ii.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ii, im
+}
+
+// checkIndex: one index, four images (attestations aside), Windows
+// descriptors with their bases' os.version.
+func (e *e2e) checkIndex(t *testing.T) {
+	_, im := e.index(t)
+	var plats []string
+	for _, d := range im.Manifests {
+		if d.Platform == nil || d.Platform.OS == "unknown" {
+			continue
+		}
+		plats = append(plats, d.Platform.String())
+	}
+	want := []string{"linux/amd64", "linux/arm64", "windows/amd64:" + buildtest.OSVersionLTSC2025, "windows/amd64:" + buildtest.OSVersionLTSC2022}
+	if !slices.Equal(plats, want) {
+		t.Errorf("index platforms = %v, want %v", plats, want)
+	}
+}
+
+// checkWindows reads each Windows image: Files/ and Hives/ layout in the
+// app layer, the exec-form entrypoint and ContainerUser.
+func (e *e2e) checkWindows(t *testing.T) {
+	ii, im := e.index(t)
+	n := 0
+	for _, d := range im.Manifests {
+		if d.Platform == nil || d.Platform.OS != "windows" {
+			continue
+		}
+		n++
+		img, err := ii.Image(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cf.OSVersion != d.Platform.OSVersion || cf.Config.User != "ContainerUser" ||
+			!slices.Equal(cf.Config.Entrypoint, []string{`C:\app\hello.exe`}) {
+			t.Errorf("%s config: os.version %q user %q entrypoint %q", d.Platform, cf.OSVersion, cf.Config.User, cf.Config.Entrypoint)
+		}
+		layers, err := img.Layers()
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, exe := layerEntries(t, layers[len(layers)-1])
+		if !slices.ContainsFunc(names, hasTop("Files")) || !slices.ContainsFunc(names, hasTop("Hives")) {
+			t.Errorf("%s app layer lacks Files/ and Hives/: %v", d.Platform, names)
+		}
+		if !strings.HasPrefix(exe, "MZ") {
+			t.Errorf("%s: Files/app/hello.exe is not a PE file", d.Platform)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d windows images, want 2", n)
+	}
+}
+
+// checkAnnotations: every manifest names its final base and the base's
+// platform manifest digest.
+func (e *e2e) checkAnnotations(t *testing.T) {
+	ii, im := e.index(t)
+	wantName := map[string]string{
+		"linux/amd64": e.bases.Distroless, "linux/arm64": e.bases.Distroless,
+		"windows/amd64:" + buildtest.OSVersionLTSC2022: e.bases.Nanoserver2022,
+		"windows/amd64:" + buildtest.OSVersionLTSC2025: e.bases.Nanoserver2025,
+	}
+	for _, d := range im.Manifests {
+		if d.Platform == nil || d.Platform.OS == "unknown" {
+			continue
+		}
+		img, err := ii.Image(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := img.Manifest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := wantName[d.Platform.String()]
+		wantDigest := e.baseDigest(t, base, d.Platform.Architecture)
+		if got := m.Annotations[build.AnnotationBaseName]; got != base {
+			t.Errorf("%s: %s = %q, want %q", d.Platform, build.AnnotationBaseName, got, base)
+		}
+		if got := m.Annotations[build.AnnotationBaseDigest]; got != wantDigest {
+			t.Errorf("%s: %s = %q, want %q", d.Platform, build.AnnotationBaseDigest, got, wantDigest)
+		}
+	}
+}
+
+// checkMetadata compares the --metadata-file with the pushed index.
+func (e *e2e) checkMetadata(t *testing.T) {
+	ii, im := e.index(t)
+	d, err := ii.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.meta.Index.Ref != e.tag || e.meta.Index.Digest != d.String() {
+		t.Errorf("metadata index = %+v, want %s %s", e.meta.Index, e.tag, d)
+	}
+	if len(e.meta.Platforms) != 4 {
+		t.Fatalf("metadata platforms = %+v", e.meta.Platforms)
+	}
+	for i, p := range e.meta.Platforms {
+		desc := im.Manifests[i]
+		if p.Digest != desc.Digest.String() || p.OSVersion != desc.Platform.OSVersion || p.Base == nil ||
+			p.Base.Digest != e.baseDigest(t, p.Base.Name, desc.Platform.Architecture) {
+			t.Errorf("metadata platform %d = %+v, descriptor %+v", i, p, desc)
+		}
+		if want := desc.Platform.OS + "/" + desc.Platform.Architecture; p.Platform != want {
+			t.Errorf("metadata platform %d = %q, want %q", i, p.Platform, want)
+		}
+	}
+}
+
+func hasTop(dir string) func(string) bool {
+	return func(n string) bool { return n == dir || strings.HasPrefix(n, dir+"/") }
+}
+
+// layerEntries lists a layer's entries and the first bytes of Files/app/hello.exe.
+func layerEntries(t *testing.T, l v1.Layer) ([]string, string) {
+	t.Helper()
+	rc, err := l.Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	var names []string
+	exe := ""
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return names, exe
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+		if h.Name == "Files/app/hello.exe" {
+			head := make([]byte, 2)
+			_, _ = io.ReadFull(tr, head)
+			exe = string(head)
+		}
+	}
+}

@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/internal/regtest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := buildtest.RemoveLayerCache(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+// e2e is the state the end-to-end build tests share: one registry, one
+// buildkitd and one full build of examples/hello, whose results many
+// assertions reuse.
+type e2e struct {
+	reg      *regtest.Registry
+	bases    buildtest.Bases
+	daemon   *buildtest.Daemon
+	hello    string // examples/hello
+	tag      string
+	meta     build.Metadata
+	stdout   string
+	baseArgs []string
+}
+
+// TestBuildE2E builds examples/hello for linux/amd64, linux/arm64 and
+// windows/amd64 (ltsc2022 and ltsc2025) on a real buildkitd, once, then
+// checks the index, the images, verify, the metadata file, the cache on a
+// second build, and the errors that must come before any solve.
+func TestBuildE2E(t *testing.T) {
+	start := time.Now()
+	e := &e2e{reg: regtest.New(t)}
+	host := e.reg.Host()
+	var err error
+	if e.bases, err = buildtest.SeedBases(host); err != nil {
+		t.Fatalf("seeding bases: %v", err)
+	}
+	root, err := buildtest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.hello = filepath.Join(root, "examples", "hello")
+	e.baseArgs = []string{
+		"--windows", "ltsc2022,ltsc2025",
+		"--windows-base", "ltsc2022=" + e.bases.Nanoserver2022 + ",ltsc2025=" + e.bases.Nanoserver2025,
+		"--build-arg", "GOLANG_IMAGE=" + e.bases.Golang, "--build-arg", "LINUX_BASE=" + e.bases.Distroless,
+	}
+
+	// Before any daemon exists: these must fail before a solve.
+	t.Run("preflight before builder", e.preflightFirst)
+	t.Run("unreachable builder", e.unreachableBuilder)
+
+	e.daemon = buildtest.New(t, buildtest.Options{InsecureRegistries: []string{host}})
+	e.tag = host + "/hello:1"
+	metaFile := filepath.Join(t.TempDir(), "build.json")
+	buildStart := time.Now()
+	out, stderr, code := run(t, append([]string{"build", "--builder", e.daemon.Addr, "--progress", "plain",
+		"-t", e.tag, "--metadata-file", metaFile, "--build-arg", "VERSION=e2e"}, append(e.baseArgs, e.hello)...)...)
+	t.Logf("full build took %s", time.Since(buildStart).Round(time.Millisecond))
+	if code != 0 {
+		t.Fatalf("build exit %d\nstdout:\n%s\nstderr:\n%s", code, out, tail(stderr, 60))
+	}
+	e.stdout = out
+	dt, err := os.ReadFile(metaFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(dt)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e.meta); err != nil {
+		t.Fatalf("metadata file: %v\n%s", err, dt)
+	}
+
+	t.Run("index", e.checkIndex)
+	t.Run("windows images", e.checkWindows)
+	t.Run("base annotations", e.checkAnnotations)
+	t.Run("verify passed", func(t *testing.T) {
+		if !strings.Contains(e.stdout, "PASSED") || !strings.Contains(e.stdout, e.meta.Index.Digest) {
+			t.Errorf("stdout lacks the verify report:\n%s", e.stdout)
+		}
+	})
+	t.Run("metadata", e.checkMetadata)
+	t.Run("existing tag refused", e.existingTag)
+	t.Run("second build is cached and ignores # syntax", e.cachedBuild)
+	t.Logf("e2e total %s", time.Since(start).Round(time.Millisecond))
+}
+
+// preflightFirst: a RUN in the Windows stage fails with its line number,
+// even though the builder address does not exist (so nothing was solved).
+func (e *e2e) preflightFirst(t *testing.T) {
+	df := filepath.Join(t.TempDir(), "Dockerfile")
+	src := mustRead(t, filepath.Join(e.hello, "Dockerfile"))
+	bad := strings.Replace(src, "USER ContainerUser\n", "RUN mkdir C:\\data\nUSER ContainerUser\n", 1)
+	if err := os.WriteFile(df, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := 1 + strings.Count(bad[:strings.Index(bad, "RUN mkdir")], "\n")
+	out, stderr, code := run(t, append([]string{"build", "--builder", "unix:///nonexistent/buildkitd.sock",
+		"-t", e.reg.Host() + "/hello:bad", "-f", df}, append(e.baseArgs, e.hello)...)...)
+	want := fmt.Sprintf("%s:%d: [%s]", df, line, build.RuleRunInWindowsStage)
+	if code != ExitFailed || !strings.Contains(out, want) || strings.Contains(stderr, "nonexistent") {
+		t.Errorf("exit %d, want 1 with %q\nstdout:\n%s\nstderr:\n%s", code, want, out, stderr)
+	}
+	out, _, code = run(t, append([]string{"lint", "-o", "json", "-f", df}, append(e.baseArgs, e.hello)...)...)
+	if code != ExitFailed || !strings.Contains(out, `"rule": "run-in-windows-stage"`) || !strings.Contains(out, `"passed": false`) {
+		t.Errorf("lint exit %d\n%s", code, out)
+	}
+}
+
+// unreachableBuilder names the address and where it came from, exit 2.
+func (e *e2e) unreachableBuilder(t *testing.T) {
+	args := append([]string{"build", "-t", e.reg.Host() + "/hello:nobuilder"}, append(e.baseArgs, e.hello)...)
+	_, stderr, code := run(t, append([]string{"--builder", "unix:///nonexistent/buildkitd.sock"}, args...)...)
+	if code != ExitError || !strings.Contains(stderr, "unix:///nonexistent/buildkitd.sock (from --builder)") ||
+		!strings.Contains(stderr, build.ErrNoBuilder.Error()) {
+		t.Errorf("--builder: exit %d, stderr:\n%s", code, stderr)
+	}
+	t.Setenv(build.EnvBuildkitHost, "tcp://127.0.0.1:1")
+	_, stderr, code = run(t, args...)
+	if code != ExitError || !strings.Contains(stderr, "tcp://127.0.0.1:1 (from $BUILDKIT_HOST)") {
+		t.Errorf("BUILDKIT_HOST: exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// existingTag: the tag is refused before the builder is contacted.
+func (e *e2e) existingTag(t *testing.T) {
+	_, stderr, code := run(t, append([]string{"build", "--builder", "unix:///nonexistent/buildkitd.sock", "-t", e.tag},
+		append(e.baseArgs, e.hello)...)...)
+	if code != ExitError || !strings.Contains(stderr, "refusing to overwrite existing tag") || strings.Contains(stderr, "nonexistent") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// cachedBuild builds again, to a new tag, from a copy of the Dockerfile
+// with a # syntax= line (no network: it must be ignored), and expects the
+// compile step to come from the cache.
+func (e *e2e) cachedBuild(t *testing.T) {
+	df := filepath.Join(t.TempDir(), "Dockerfile")
+	src := "# syntax=docker/dockerfile:1\n" + mustRead(t, filepath.Join(e.hello, "Dockerfile"))
+	if err := os.WriteFile(df, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, stderr, code := run(t, append([]string{"build", "--builder", e.daemon.Addr, "--progress", "rawjson",
+		"-t", e.reg.Host() + "/hello:2", "-f", df, "--build-arg", "VERSION=e2e"}, append(e.baseArgs, e.hello)...)...)
+	t.Logf("cached build took %s", time.Since(start).Round(time.Millisecond))
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, tail(stderr, 40))
+	}
+	compiles, cached := 0, 0
+	for line := range strings.SplitSeq(stderr, "\n") {
+		var s struct {
+			Vertexes []struct {
+				Name      string     `json:"name"`
+				Cached    bool       `json:"cached"`
+				Completed *time.Time `json:"completed"`
+			} `json:"vertexes"`
+		}
+		if json.Unmarshal([]byte(line), &s) != nil {
+			continue
+		}
+		for _, v := range s.Vertexes {
+			if strings.Contains(v.Name, "go build") && v.Completed != nil {
+				compiles++
+				if v.Cached {
+					cached++
+				}
+			}
+		}
+	}
+	if compiles == 0 || cached != compiles {
+		t.Errorf("compile vertices: %d completed, %d cached; want all cached", compiles, cached)
+	}
+}
+
+func (e *e2e) ref(t *testing.T, s string) name.Reference {
+	t.Helper()
+	ref, err := name.ParseReference(s, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+func (e *e2e) baseDigest(t *testing.T, ref, arch string) string {
+	t.Helper()
+	desc, err := remote.Get(e.ref(t, ref))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !desc.MediaType.IsIndex() {
+		return desc.Digest.String()
+	}
+	ii, err := desc.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := ii.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range im.Manifests {
+		if m.Platform != nil && m.Platform.Architecture == arch {
+			return m.Digest.String()
+		}
+	}
+	t.Fatalf("%s has no %s child", ref, arch)
+	return ""
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	dt, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(dt)
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/spf13/cobra"
+
+	"github.com/imgctl/imgctl/policy"
+	"github.com/imgctl/imgctl/verify"
+)
+
+func newPromoteCmd(ro *rootOptions) *cobra.Command {
+	o := &gateFlags{}
+	cmd := &cobra.Command{
+		Use:   "promote SRC DST",
+		Short: "Verify an index against the policy and copy it, signatures included, to a release tag",
+		Long: `promote resolves SRC to a digest once and verifies that digest: verify's
+rules, the policy (--policy), and the cosign signatures of the index and its
+children when the policy or --key names keys. When it passes, promote copies
+exactly that digest to the tag DST, in the same or another registry: every
+child by its exact bytes (blobs mounted within a registry), the cosign .sig,
+.att and .sbom tags and the OCI referrers of the index and of each child, and
+tags DST last, once the signatures verify there. The digest never changes.
+
+DST is never overwritten: when it exists and points at another digest,
+promote exits 2 and writes nothing; when it already points at SRC's digest,
+promote verifies and does nothing else. When SRC fails, promote prints the
+report, exits 1 and writes nothing.`,
+		Example: `  imgctl promote reg.example.com/app:ci-123 reg.example.com/release/app:1.0 --policy policy.yaml
+  imgctl promote staging.example.com/app:1.0 prod.example.com/app:1.0 --key cosign.pub`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rc := ro.registry()
+			src, err := rc.ParseReference(args[0])
+			if err != nil {
+				return fmt.Errorf("%w: %w", ErrUsage, err)
+			}
+			dst, err := parseTag(rc.ParseReference, args[1])
+			if err != nil {
+				return err
+			}
+			gate, err := o.gate(verify.Options{})
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			gate.Remote = rc.Remote(ctx)
+			pr, err := gate.Promote(ctx, src, dst, policy.PromoteOptions{Remote: rc.Remote(ctx), Logger: ro.logger(cmd)})
+			if pr != nil && pr.Report != nil {
+				if perr := printPromotion(cmd, ro.output, pr); perr != nil && err == nil {
+					err = perr
+				}
+			}
+			if errors.Is(err, policy.ErrRefused) {
+				return fmt.Errorf("%w (%w)", err, ErrCheckFailed)
+			}
+			return err
+		},
+	}
+	o.add(cmd.Flags())
+	return cmd
+}
+
+// parseTag parses DST, which must name a tag explicitly.
+func parseTag(parse func(string) (name.Reference, error), s string) (name.Tag, error) {
+	ref, err := parse(s)
+	if err != nil {
+		return name.Tag{}, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	t, ok := ref.(name.Tag)
+	last := s[strings.LastIndex(s, "/")+1:]
+	if !ok || !strings.Contains(last, ":") {
+		return name.Tag{}, fmt.Errorf("%w: DST %q: want an explicit tag, e.g. %s:1.0", ErrUsage, s, ref.Context())
+	}
+	return t, nil
+}
+
+func printPromotion(cmd *cobra.Command, format string, pr *policy.Promotion) error {
+	w := cmd.OutOrStdout()
+	if format == "json" {
+		return writeJSON(w, map[string]any{"source": pr.Source.String(), "target": pr.Target.String(),
+			"digest": pr.Source.DigestStr(), "pushed": pr.Pushed, "passed": pr.Report.Passed,
+			"signatures": map[string]int{"tags": pr.Signatures.Tags, "referrers": pr.Signatures.Referrers},
+			"verify":     pr.Report})
+	}
+	if err := printReport(w, "text", pr.Report); err != nil || !pr.Report.Passed {
+		return err
+	}
+	if !pr.Pushed {
+		_, err := fmt.Fprintf(w, "%s already points at %s\n", pr.Target, pr.Source.DigestStr())
+		return err
+	}
+	_, err := fmt.Fprintf(w, "promoted %s to %s (%d signature tags, %d referrers)\n", pr.Source, pr.Target, pr.Signatures.Tags, pr.Signatures.Referrers)
+	return err
+}

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/spf13/cobra"
+
+	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/rebase"
+	"github.com/imgctl/imgctl/verify"
+)
+
+// rebaseOptions are the flags of rebase.
+type rebaseOptions struct {
+	tag                      string
+	bases, targets           []string
+	dryRun, allowBuildChange bool
+	noVerify                 bool
+	jobs                     int
+}
+
+func newRebaseCmd(ro *rootOptions) *cobra.Command {
+	o := &rebaseOptions{}
+	cmd := &cobra.Command{
+		Use:   "rebase REF -t NEWTAG",
+		Short: "Move every variant of an index onto its base's current image, without a rebuild",
+		Long: `rebase moves every stale variant of REF (see imgctl bases) onto its base's
+current image and publishes the result as NEWTAG, which must not exist: base
+layers are replaced, app layers and their descriptors kept, and the config's
+diff_ids, history, os.version and os.features follow the new base, as does the
+index descriptor. Layers are mounted across repositories, never read.
+Attestations of rebased variants are dropped. A Windows variant never changes
+build without --allow-build-change. When every variant is current, nothing is
+pushed. Exit 1 when verify fails on the result, 2 on errors.`,
+		Example: `  imgctl rebase registry.example.com/app:1.0 -t registry.example.com/app:1.0-2025-02
+  imgctl rebase registry.example.com/app:1.0 -t registry.example.com/app:1.0-r2 --dry-run -o json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args[0]) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&o.tag, "tag", "t", "", "tag to push the rebased index to (required; never an existing tag)")
+	fl.StringSliceVar(&o.bases, "base", nil, "base per OS for variants without base annotations: windows=REF,linux=REF")
+	fl.BoolVar(&o.dryRun, "dry-run", false, "print the plan (old and new base digests and os.versions) and push nothing")
+	fl.BoolVar(&o.allowBuildChange, "allow-build-change", false, "let a Windows variant move to a base of another build")
+	fl.BoolVar(&o.noVerify, "no-verify", false, "skip verify on the result")
+	fl.StringSliceVar(&o.targets, "target", nil, "Windows builds to verify (default: the builds of the rebased index)")
+	fl.IntVar(&o.jobs, "jobs", rebase.DefaultJobs, "concurrent reads and blob transfers")
+	return cmd
+}
+
+func (o *rebaseOptions) run(cmd *cobra.Command, ro *rootOptions, ref string) error {
+	rc := ro.registry()
+	rc.Jobs = o.jobs
+	lo, err := rebaseLibOptions(cmd, ro, rc, o.bases)
+	if err != nil {
+		return err
+	}
+	lo.DryRun, lo.AllowBuildChange, lo.Jobs = o.dryRun, o.allowBuildChange, o.jobs
+	src, err := rc.ParseReference(ref)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	t, err := rc.ParseReference(o.tag)
+	target, ok := t.(name.Tag)
+	if !ok {
+		return fmt.Errorf("%w: -t/--tag %q: want a tag (%v)", ErrUsage, o.tag, err)
+	}
+	targets, err := platform.ParseTargets(splitList(o.targets))
+	if err != nil {
+		return fmt.Errorf("%w: --target: %w", ErrUsage, err)
+	}
+	res, err := rebase.Rebase(cmd.Context(), src, target, lo)
+	if ro.verbose {
+		fmt.Fprintf(cmd.ErrOrStderr(), "rebase: %d registry requests\n", rc.Requests())
+	}
+	if err != nil {
+		return err
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", n)
+	}
+	var rep *verify.Report
+	if res.Index != nil && !o.dryRun && !o.noVerify {
+		if len(targets) == 0 {
+			targets = res.Targets()
+		}
+		rep = verify.Evaluate(target.String(), res.Snapshot(), verify.Options{Targets: targets})
+	}
+	if err := o.print(cmd.OutOrStdout(), ro.output, res, rep); err != nil {
+		return err
+	}
+	if rep != nil && !rep.Passed {
+		return ErrCheckFailed
+	}
+	return nil
+}
+
+// rebaseJSON is the -o json output: the source status with each variant's
+// new digest, the new index and the verify report.
+type rebaseJSON struct {
+	*rebase.Result
+	NewDigest string         `json:"new_digest,omitempty"`
+	DryRun    bool           `json:"dry_run"`
+	Verify    *verify.Report `json:"verify,omitempty"`
+}
+
+func (o *rebaseOptions) print(w io.Writer, format string, res *rebase.Result, rep *verify.Report) error {
+	newDigest := ""
+	if res.Index != nil {
+		newDigest = res.Index.Digest.String()
+	}
+	if format == "json" {
+		return writeJSON(w, rebaseJSON{Result: res, NewDigest: newDigest, DryRun: o.dryRun, Verify: rep})
+	}
+	switch {
+	case res.Index == nil:
+		_, err := fmt.Fprintf(w, "every variant of %s is current: nothing to push\n", res.Ref)
+		return err
+	case o.dryRun:
+		fmt.Fprintf(w, "plan: %s -> %s@%s (dry run: nothing pushed)\n", res.Ref, res.Tag, newDigest)
+		return printVariants(w, res.Variants, true)
+	}
+	fmt.Fprintln(w, newDigest)
+	if !res.Pushed {
+		fmt.Fprintf(w, "%s already points at this index: nothing pushed\n", res.Tag)
+	}
+	if rep != nil {
+		return printReport(w, "text", rep)
+	}
+	return nil
+}

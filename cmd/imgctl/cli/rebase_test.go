@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/rebase"
+)
+
+const (
+	winJan   = "10.0.26100.33438"
+	winFeb   = "10.0.26100.33674"
+	winOther = "10.0.26200.7019"
+)
+
+// rebaseFixture publishes base/nanoserver:ltsc2025 and
+// base/distroless:latest, and app:1 built on them (linux/amd64,
+// linux/arm64, windows 26100.33438), each manifest annotated with its base
+// as imgctl build does. It returns the app reference.
+func rebaseFixture(t *testing.T, reg *regtest.Registry) string {
+	t.Helper()
+	win := regtest.Must(regtest.WindowsBaseImage(winJan))(t)
+	lin := linuxBasePair(t, "jan")
+	push(t, reg, "base/nanoserver:ltsc2025", index(t, regtest.Entry{Image: win}))
+	push(t, reg, "base/distroless:latest", index(t, regtest.Entry{Image: lin[0]}, regtest.Entry{Image: lin[1]}))
+	var es []regtest.Entry
+	for i, b := range []v1.Image{lin[0], lin[1], win} {
+		ann := regtest.WithAnnotations(map[string]string{
+			rebase.AnnotationBaseName: reg.Host() + "/base/distroless:latest", rebase.AnnotationBaseDigest: digestOf(t, b),
+		})
+		var img v1.Image
+		if i == 2 {
+			ann = regtest.WithAnnotations(map[string]string{
+				rebase.AnnotationBaseName: reg.Host() + "/base/nanoserver:ltsc2025", rebase.AnnotationBaseDigest: digestOf(t, b),
+			})
+			img = regtest.Must(regtest.WindowsImage("", regtest.WithBase(b), regtest.WithSeed("app"), ann))(t)
+		} else {
+			img = regtest.Must(regtest.LinuxImage([]string{"amd64", "arm64"}[i], regtest.WithBase(b), regtest.WithSeed("app"), ann))(t)
+		}
+		es = append(es, regtest.Entry{Image: img}, attEntry(t, img))
+	}
+	return push(t, reg, "app:1", index(t, es...))
+}
+
+// moveBases publishes new images under both base tags.
+func moveBases(t *testing.T, reg *regtest.Registry, winVersion string) {
+	t.Helper()
+	push(t, reg, "base/nanoserver:ltsc2025", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsBaseImage(winVersion))(t)}))
+	lin := linuxBasePair(t, "feb")
+	push(t, reg, "base/distroless:latest", index(t, regtest.Entry{Image: lin[0]}, regtest.Entry{Image: lin[1]}))
+}
+
+func linuxBasePair(t *testing.T, seed string) [2]v1.Image {
+	t.Helper()
+	return [2]v1.Image{
+		regtest.Must(regtest.LinuxImage("amd64", regtest.WithSeed(seed)))(t),
+		regtest.Must(regtest.LinuxImage("arm64", regtest.WithSeed(seed)))(t),
+	}
+}
+
+// rebaseJSONOut is the rebase -o json contract, decoded strictly.
+type rebaseJSONOut struct {
+	Ref       string           `json:"ref"`
+	Digest    string           `json:"digest"`
+	Stale     bool             `json:"stale"`
+	Variants  []rebase.Variant `json:"variants"`
+	Tag       string           `json:"tag"`
+	Pushed    bool             `json:"pushed"`
+	Notes     []string         `json:"notes"`
+	NewDigest string           `json:"new_digest"`
+	DryRun    bool             `json:"dry_run"`
+	Verify    *jsonReport      `json:"verify"`
+}
+
+func decodeStrict(t *testing.T, s string, v any) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("decoding JSON: %v\n%s", err, s)
+	}
+}
+
+func TestRebaseCommand(t *testing.T) {
+	reg := regtest.New(t)
+	app := rebaseFixture(t, reg)
+	moveBases(t, reg, winFeb)
+	to := func(tag string) string { return reg.Host() + "/app:" + tag }
+
+	reg.ResetStats()
+	out, errOut, code := run(t, "rebase", app, "-t", to("2"), "--dry-run")
+	if code != 0 || !strings.Contains(out, "plan: ") || strings.Count(out, " rebase\n") != 3 ||
+		!strings.Contains(out, winJan+"  "+winFeb) {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = run(t, "rebase", app, "-t", to("2"), "--dry-run", "-o", "json")
+	var plan rebaseJSONOut
+	decodeStrict(t, out, &plan)
+	if code != 0 || !plan.DryRun || plan.Pushed || plan.NewDigest == "" || plan.Variants[2].NewOSVersion != winFeb ||
+		plan.Variants[2].OldBase == plan.Variants[2].NewBase || plan.Variants[2].OldOSVersion != winJan {
+		t.Fatalf("dry run JSON: exit %d %+v", code, plan)
+	}
+	if st := reg.Stats(); st.Put != 0 || st.Post != 0 {
+		t.Errorf("dry runs wrote: %s", st)
+	}
+
+	reg.ResetStats()
+	out, errOut, code = run(t, "rebase", app, "-t", to("2"), "-v")
+	st := reg.Stats()
+	if code != 0 || !strings.HasPrefix(out, plan.NewDigest+"\n") || !strings.Contains(out, "PASSED") ||
+		strings.Count(errOut, "note: dropped attestation") != 3 || !strings.Contains(errOut, "registry requests") {
+		t.Fatalf("rebase: exit %d\n%s%s", code, out, errOut)
+	}
+	if st.Mounts != 3 || st.BlobBytesReceived == 0 || st.BlobBytesReceived > 2048 {
+		t.Errorf("layers did not move by mount only (3 base layers mounted, 3 configs uploaded): %s", st)
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"result is current", []string{"rebase", to("2"), "-t", to("3")}, 0, "nothing to push"},
+		{"existing tag", []string{"rebase", app, "-t", to("1")}, 2, "refusing to overwrite"},
+		{"no tag", []string{"rebase", app}, 2, "want a tag"},
+		{"bad base flag", []string{"rebase", app, "-t", to("4"), "--base", "windows"}, 2, "want os=REF"},
+	} {
+		reg.ResetStats()
+		out, errOut, code := run(t, tc.args...)
+		if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+			t.Errorf("%s: exit %d, want %d and %q\n%s%s", tc.name, code, tc.code, tc.want, out, errOut)
+		}
+		if st := reg.Stats(); st.Put != 0 {
+			t.Errorf("%s: pushed %s", tc.name, st)
+		}
+	}
+}
+
+func TestRebaseBuildChange(t *testing.T) {
+	reg := regtest.New(t)
+	app := rebaseFixture(t, reg)
+	moveBases(t, reg, winOther)
+	if out, errOut, code := run(t, "rebase", app, "-t", reg.Host()+"/app:2"); code != 2 || !strings.Contains(errOut, "different Windows build") {
+		t.Fatalf("without the flag: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code := run(t, "rebase", app, "-t", reg.Host()+"/app:2", "--allow-build-change")
+	if code != 0 || !strings.Contains(errOut, "moved from build 26100 to 26200") {
+		t.Fatalf("with the flag: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, _, _ := run(t, "inspect", reg.Host()+"/app:2"); !strings.Contains(out, winOther) {
+		t.Errorf("inspect:\n%s", out)
+	}
+}

@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/imgctl/imgctl/policy"
+	"github.com/imgctl/imgctl/verify"
+)
+
+// gateFlags are the --policy and --key flags verify and promote share.
+type gateFlags struct {
+	policy string
+	keys   []string
+}
+
+func (g *gateFlags) add(fl *pflag.FlagSet) {
+	fl.StringVar(&g.policy, "policy", "", "policy file (YAML, see examples/policy.yaml); the flags add to it")
+	fl.StringSliceVar(&g.keys, "key", nil, "cosign public key the index and each child must be signed with (repeatable; added to the policy's keys)")
+}
+
+// gate loads the policy and the keys and combines them with the verify
+// options from the other flags, as policy.NewGate documents.
+func (g *gateFlags) gate(vo verify.Options) (*policy.Gate, error) {
+	var p *policy.Policy
+	if g.policy != "" {
+		var err error
+		if p, err = policy.Load(g.policy); err != nil {
+			return nil, fmt.Errorf("%w: --policy: %w", ErrUsage, err)
+		}
+	}
+	gt, err := policy.NewGate(p, vo, splitList(g.keys))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	return gt, nil
+}

@@ -1,0 +1,78 @@
+package regclient
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// ErrPlainHTTP is returned for a plain-HTTP request to a registry that is
+// not on loopback, without --insecure.
+var ErrPlainHTTP = errors.New("refusing plain HTTP to a registry that is not on loopback (use --insecure)")
+
+// guardTransport is the base of every registry client of a run. It counts
+// requests; enforces the plain-HTTP rule (go-containerregistry falls back to
+// HTTP for private RFC 1918 addresses too, which imgctl allows only for
+// loopback or with --insecure); re-sends a request after the Retry-After a
+// 429 or 503 asks for, within a cap; and reads manifests and small blobs
+// whole (see readBody), so that the retries above it see a cut connection,
+// an oversized manifest or content that does not match its digest as an
+// error of the request.
+type guardTransport struct {
+	next          http.RoundTripper
+	n             *atomic.Int64
+	insecure      bool
+	retryAfterMax time.Duration
+}
+
+// RoundTrip sends one request, re-sending it after a Retry-After.
+func (g *guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme == "http" && !g.insecure && !IsLoopback(r.URL.Host) {
+		closeBody(r)
+		return nil, fmt.Errorf("%s: %w", r.URL.Host, ErrPlainHTTP)
+	}
+	for attempt := 0; ; attempt++ {
+		resp, err := g.send(r)
+		if err != nil {
+			return nil, err
+		}
+		wait, ok := retryAfter(resp, g.retryAfterMax)
+		if !ok || attempt == retryAfterResends || !rewindable(r) {
+			return readBody(r, resp)
+		}
+		resp.Body.Close()
+		if err := sleep(r.Context(), wait); err != nil {
+			return nil, fmt.Errorf("waiting %s to retry %s %s: %w", wait, r.Method, r.URL.Redacted(), err)
+		}
+	}
+}
+
+// send sends r once, with a fresh body when the request can make one, so
+// that a retried PUT sends its bytes again.
+func (g *guardTransport) send(r *http.Request) (*http.Response, error) {
+	g.n.Add(1)
+	if r.GetBody == nil || r.Body == nil || r.Body == http.NoBody {
+		return g.next.RoundTrip(r)
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return nil, fmt.Errorf("rewinding the body of %s %s: %w", r.Method, r.URL.Redacted(), err)
+	}
+	r.Body.Close()
+	r2 := r.Clone(r.Context())
+	r2.Body = body
+	return g.next.RoundTrip(r2)
+}
+
+// rewindable reports whether r can be sent again.
+func rewindable(r *http.Request) bool {
+	return r.Body == nil || r.Body == http.NoBody || r.GetBody != nil
+}
+
+func closeBody(r *http.Request) {
+	if r.Body != nil {
+		r.Body.Close()
+	}
+}

@@ -1,0 +1,120 @@
+package kube
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/verify"
+)
+
+func win(t *testing.T, v string, opts ...regtest.ImageOption) regtest.Entry {
+	t.Helper()
+	return regtest.Entry{Image: regtest.Must(regtest.WindowsImage(v, opts...))(t)}
+}
+
+func linux(t *testing.T, arch string) regtest.Entry {
+	t.Helper()
+	return regtest.Entry{Image: regtest.Must(regtest.LinuxImage(arch))(t)}
+}
+
+// TestCheckNodes gives every node rule a failing and a passing case.
+func TestCheckNodes(t *testing.T) {
+	only25 := snapshot(t, win(t, regtest.OSVersionLTSC2025))
+	both := snapshot(t, linux(t, "amd64"), linux(t, "arm64"), win(t, regtest.OSVersionLTSC2025), win(t, regtest.OSVersionLTSC2022))
+	noArm := snapshot(t, linux(t, "amd64"), win(t, regtest.OSVersionLTSC2025))
+	quirky := snapshot(t, win(t, "10.0.26100.2894"), win(t, "10.0.20348.3091"))
+	stringOrder := snapshot(t, win(t, "10.0.26100.33674"), win(t, "10.0.26100.9999"))
+	cases := []struct {
+		name, nodes string
+		s           *verify.Snapshot
+		rule        string
+		sev         verify.Severity // "" = not reported
+		mention     []string        // substrings of that rule's message
+	}{
+		{"2022 node, only a 2025 variant", "nodes-migration.json", only25, RuleNodeNoVariant, verify.Error, []string{"akswin22000000", "build 20348", "containerd-1.7", "windows/amd64:10.0.26100.6584"}},
+		{"2022 and 2025 variants", "nodes-migration.json", both, RuleNodeNoVariant, "", nil},
+		{"arm64 node without arm64", "nodes-hybrid.json", noArm, RuleNodeNoVariant, verify.Error, []string{"aks-arm64-31416920-vmss000000", "linux/arm64", "containerd"}},
+		{"hybrid cluster, full index", "nodes-hybrid.json", both, RuleNodeNoVariant, "", nil},
+		{"1.7 on a 2025 node", "nodes-2025-containerd17.json", quirky, RuleNodeEngineQuirk, verify.Warning, []string{"akswin25000001", "containerd-1.7", "10.0.20348.3091", "10.0.26100.2894"}},
+		{"containerd 2 on a 2025 node", "nodes-migration.json", quirky, RuleNodeEngineQuirk, "", nil},
+		{"1.7 on a 2025 node with one variant", "nodes-2025-containerd17.json", only25, RuleNodeEngineQuirk, "", nil},
+		{"containerd 1.6", "nodes-unknown-runtime.json", both, RuleNodeUnknownRuntime, verify.Warning, []string{"akswin22000001", "1.6.36"}},
+		{"known runtimes", "nodes-hybrid.json", both, RuleNodeUnknownRuntime, "", nil},
+		{"string order on containerd 2", "nodes-hybrid.json", stringOrder, verify.RuleOrderingQuirk, verify.Warning, []string{"akswin25000000", "10.0.26100.9999"}},
+		{"string order on containerd 2 with one revision", "nodes-hybrid.json", only25, verify.RuleOrderingQuirk, "", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := CheckNodes(tc.s, readFixture(t, tc.nodes))
+			if got := rules(r.Findings)[tc.rule]; got != tc.sev {
+				t.Fatalf("%s: severity %q, want %q; findings %+v", tc.rule, got, tc.sev, r.Findings)
+			}
+			for _, f := range r.Findings {
+				if f.Rule != tc.rule {
+					continue
+				}
+				for _, m := range tc.mention {
+					if !strings.Contains(f.Message, m) {
+						t.Errorf("%s message %q does not mention %q", f.Rule, f.Message, m)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCheckNodesRows checks the per-node rows: one per node with its own
+// engine, every profile for an unknown runtime.
+func TestCheckNodesRows(t *testing.T) {
+	s := snapshot(t, win(t, regtest.OSVersionLTSC2025), win(t, regtest.OSVersionLTSC2022))
+	r := CheckNodes(s, readFixture(t, "nodes-migration.json"))
+	var got []string
+	for _, tr := range r.Targets {
+		got = append(got, tr.Target+" "+tr.Engine+" "+tr.OSVersion)
+	}
+	want := "akswin22000000 containerd-1.7 " + regtest.OSVersionLTSC2022 + "|akswin25000000 containerd " + regtest.OSVersionLTSC2025
+	if strings.Join(got, "|") != want {
+		t.Fatalf("rows %q, want %q", got, want)
+	}
+	if r.Targets[0].Build != 20348 || r.Targets[0].Selected == "" {
+		t.Fatalf("row %+v", r.Targets[0])
+	}
+	r = CheckNodes(s, readFixture(t, "nodes-unknown-runtime.json"))
+	if len(r.Targets) != len(platform.Engines()) {
+		t.Fatalf("unknown runtime: %d rows, want one per engine", len(r.Targets))
+	}
+}
+
+func TestCheckNodesUnknownPlatform(t *testing.T) {
+	r := CheckNodes(snapshot(t, win(t, regtest.OSVersionLTSC2025)), []Node{{Name: "mystery", OS: "windows", Architecture: "amd64", Runtime: "containerd://2.1.4"}})
+	if rules(r.Findings)[RuleNodeUnknownPlatform] != verify.Warning || len(r.Targets) != 0 {
+		t.Fatalf("findings %+v rows %+v", r.Findings, r.Targets)
+	}
+}
+
+// TestMerge: without explicit targets the nodes replace verify's default
+// targets and the findings derived from them; with them, both stay.
+func TestMerge(t *testing.T) {
+	s := snapshot(t, win(t, regtest.OSVersionLTSC2025))
+	nodes := readFixture(t, "nodes-hybrid.json")[2:] // the 2025 node
+	for _, replace := range []bool{true, false} {
+		rep := verify.Evaluate("r", s, verify.Options{})
+		if rep.Passed || rules(rep.Findings)[verify.RuleNoVariantForTarget] != verify.Error {
+			t.Fatalf("the default ltsc2022 target should fail: %+v", rep.Findings)
+		}
+		defaults := len(rep.Targets)
+		Merge(rep, CheckNodes(s, nodes), replace)
+		if rep.Passed != replace {
+			t.Errorf("replace=%v: Passed=%v; findings %+v", replace, rep.Passed, rep.Findings)
+		}
+		wantRows := 1
+		if !replace {
+			wantRows += defaults
+		}
+		if len(rep.Targets) != wantRows || rep.Targets[len(rep.Targets)-1].Target != "akswin25000000" {
+			t.Errorf("replace=%v: rows %+v", replace, rep.Targets)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/sign"
+	"github.com/imgctl/imgctl/verify"
+)
+
+// Gate is what a check applies: verify's options, the allowed bases, the
+// keys and the severity overrides. Build one with NewGate.
+type Gate struct {
+	Verify verify.Options
+	Bases  Bases
+	Keys   []sign.Key
+	Rules  Rules
+	// Remote are the go-containerregistry options for signature reads.
+	Remote []remote.Option
+	// Concurrency bounds concurrent signature checks; 0 means
+	// verify.DefaultConcurrency.
+	Concurrency int
+}
+
+// NewGate combines a policy (nil for none) with command-line settings, as
+// the package documentation says: flags' targets and required platforms
+// are added to the policy's, its booleans are or-ed with the policy's, its
+// engines are used as given, and keyFiles are loaded and added to the
+// policy's keys.
+func NewGate(p *Policy, flags verify.Options, keyFiles []string) (*Gate, error) {
+	if p == nil {
+		p = &Policy{}
+	}
+	g := &Gate{Verify: flags, Rules: p.Rules}
+	ts, err := platform.ParseTargets(p.Targets)
+	if err != nil {
+		return nil, fmt.Errorf("%w: targets: %w", ErrInvalidPolicy, err)
+	}
+	ps, err := platform.ParseList(p.RequirePlatforms)
+	if err != nil {
+		return nil, fmt.Errorf("%w: requirePlatforms: %w", ErrInvalidPolicy, err)
+	}
+	if g.Bases, err = ParseBases(p.AllowedBases); err != nil {
+		return nil, fmt.Errorf("%w: allowedBases: %w", ErrInvalidPolicy, err)
+	}
+	g.Verify.Targets = union(ts, flags.Targets, func(t platform.Target) string { return t.Version.String() })
+	g.Verify.RequirePlatforms = union(ps, flags.RequirePlatforms, platform.Format)
+	g.Verify.HostProcess = flags.HostProcess || p.HostProcess
+	g.Verify.RunAsNonRoot = flags.RunAsNonRoot || p.RunAsNonRoot
+	for _, path := range append(p.KeyPaths(), keyFiles...) {
+		k, err := sign.LoadPublicKeyFile(path)
+		if err != nil {
+			return nil, err
+		}
+		g.Keys = append(g.Keys, k)
+	}
+	if err := g.Rules.validate(len(g.Keys) > 0); err != nil {
+		return nil, fmt.Errorf("%w: rules: %w", ErrInvalidPolicy, err)
+	}
+	return g, nil
+}
+
+// union returns a followed by the elements of b not in it, by key.
+func union[T any](a, b []T, key func(T) string) []T {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.ContainsFunc(out, func(y T) bool { return key(y) == key(x) }) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Check evaluates a snapshot of the manifest at s.Digest in repo: verify's
+// rules, the allowed bases, the signatures of the manifest and its children
+// (when the gate has keys, read by digest), then the severity overrides.
+func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *verify.Snapshot) *verify.Report {
+	rep := verify.Evaluate(ref, s, g.Verify)
+	rep.Findings = append(rep.Findings, g.Bases.Check(s)...)
+	if len(g.Keys) > 0 {
+		o := sign.VerifyOptions{Remote: g.Remote, Concurrency: g.Concurrency}
+		rep.Findings = append(rep.Findings, sign.Verify(ctx, repo, sign.Subjects(s), g.Keys, o)...)
+	}
+	g.Rules.Apply(rep)
+	return rep
+}

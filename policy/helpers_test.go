@@ -1,0 +1,83 @@
+package policy
+
+import (
+	"context"
+	"crypto"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sigstore/cosign/v2/pkg/cosign"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/sign"
+	"github.com/imgctl/imgctl/verify"
+)
+
+// testKey is an in-memory ECDSA key with its public key written to a file.
+type testKey struct {
+	sv   signature.SignerVerifier
+	path string
+}
+
+func newKey(t *testing.T) testKey {
+	t.Helper()
+	priv, err := cosign.GeneratePrivateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := signature.LoadECDSASignerVerifier(priv, crypto.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := cryptoutils.MarshalPublicKeyToPEM(priv.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cosign.pub")
+	if err := os.WriteFile(path, pub, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return testKey{sv, path}
+}
+
+// pushSigned pushes x to reg at repoTag and, unless k is nil, signs it
+// recursively; it returns the digest reference.
+func pushSigned(t *testing.T, reg *regtest.Registry, repoTag string, x any, k *testKey, referrers bool) name.Digest {
+	t.Helper()
+	ref, d, err := reg.PushTag(repoTag, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr := ref.Context().Digest(d.String())
+	if k != nil {
+		if _, err := sign.Sign(context.Background(), dr, k.sv, sign.Options{Recursive: true, Referrers: referrers}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dr
+}
+
+func gate(t *testing.T, p *Policy, keys ...string) *Gate {
+	t.Helper()
+	g, err := NewGate(p, verify.Options{}, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// headDigest returns what ref points at, or nil.
+func headDigest(t *testing.T, ref name.Reference) *v1.Hash {
+	t.Helper()
+	d, err := remote.Head(ref)
+	if err != nil {
+		return nil
+	}
+	return &d.Digest
+}

@@ -1,0 +1,147 @@
+// Package policy is the promotion gate: a YAML policy shared by CI,
+// `imgctl verify --policy` and `imgctl promote`, the checks it adds to
+// verify's (allowed base images and required signing keys), the severity
+// overrides it applies to every finding, and Promote, which copies an index
+// that passes to its release tag without changing its digest.
+//
+// A policy file looks like examples/policy.yaml:
+//
+//	version: 1
+//	targets: [ltsc2022, ltsc2025]
+//	requirePlatforms: [linux/amd64, "windows/amd64:10.0.26100"]
+//	hostProcess: false
+//	runAsNonRoot: false
+//	allowedBases: [mcr.microsoft.com/windows/*, docker.io/library/alpine]
+//	keys: [cosign.pub]
+//	rules: {errors: [ordering-quirk], ignore: [foreign-layers]}
+//
+// Unknown fields, unknown rule names and unparsable targets, platforms or
+// base patterns are errors. Key paths are relative to the policy file.
+//
+// # Precedence
+//
+// Command-line settings combine with the policy (see NewGate): list flags
+// (--target, --require-platform, --key) add to the policy's lists, boolean
+// flags (--hostprocess, --run-as-non-root) turn a setting on when either
+// turns it on, and --engine applies as given. The policy's rules section
+// applies last, to every finding whatever produced it: a rule in ignore is
+// dropped, a rule in errors becomes an error. A policy with keys may not
+// ignore the signature rules.
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/imgctl/imgctl/platform"
+)
+
+// Policy is a policy file.
+type Policy struct {
+	// Version of the format; 0 (absent) or 1.
+	Version int `yaml:"version"`
+	// Targets are the Windows LTSC releases (or builds) nodes run.
+	Targets []string `yaml:"targets"`
+	// RequirePlatforms must each be in the index, os/arch[/variant][:os.version].
+	RequirePlatforms []string `yaml:"requirePlatforms"`
+	// HostProcess accepts Windows variants without os.version.
+	HostProcess bool `yaml:"hostProcess"`
+	// RunAsNonRoot makes a ContainerAdministrator user an error.
+	RunAsNonRoot bool `yaml:"runAsNonRoot"`
+	// AllowedBases are the repositories images may be built on; see Bases.
+	AllowedBases []string `yaml:"allowedBases"`
+	// Keys are paths of cosign public keys; every key must verify the
+	// index and each of its children.
+	Keys []string `yaml:"keys"`
+	// Rules override severities.
+	Rules Rules `yaml:"rules"`
+
+	// Dir is the directory relative key paths are read from: the policy
+	// file's directory for Load.
+	Dir string `yaml:"-"`
+}
+
+// Sentinel errors, checked with errors.Is.
+var (
+	// ErrInvalidPolicy wraps every problem with a policy file.
+	ErrInvalidPolicy = errors.New("invalid policy")
+	// ErrUnknownRule is returned for a rule name no check reports.
+	ErrUnknownRule = errors.New("unknown rule")
+)
+
+// Load reads and validates a policy file.
+func Load(path string) (*Policy, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading policy: %w", err)
+	}
+	p, err := Parse(b, filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+// Parse reads and validates a policy document; relative key paths will be
+// read from dir.
+func Parse(b []byte, dir string) (*Policy, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	p := &Policy{}
+	if err := dec.Decode(p); errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: empty document", ErrInvalidPolicy)
+	} else if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidPolicy, err)
+	}
+	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: want one YAML document", ErrInvalidPolicy)
+	}
+	p.Dir = dir
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidPolicy, err)
+	}
+	return p, nil
+}
+
+func (p *Policy) validate() error {
+	var errs []error
+	if p.Version != 0 && p.Version != 1 {
+		errs = append(errs, fmt.Errorf("version %d: this imgctl reads version 1", p.Version))
+	}
+	if _, err := platform.ParseTargets(p.Targets); err != nil {
+		errs = append(errs, fmt.Errorf("targets: %w", err))
+	}
+	if _, err := platform.ParseList(p.RequirePlatforms); err != nil {
+		errs = append(errs, fmt.Errorf("requirePlatforms: %w", err))
+	}
+	if _, err := ParseBases(p.AllowedBases); err != nil {
+		errs = append(errs, fmt.Errorf("allowedBases: %w", err))
+	}
+	for _, k := range p.Keys {
+		if k == "" {
+			errs = append(errs, errors.New("keys: empty path"))
+		}
+	}
+	if err := p.Rules.validate(len(p.Keys) > 0); err != nil {
+		errs = append(errs, fmt.Errorf("rules: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// KeyPaths returns the key paths, relative ones joined to Dir.
+func (p *Policy) KeyPaths() []string {
+	out := make([]string, len(p.Keys))
+	for i, k := range p.Keys {
+		if !filepath.IsAbs(k) && p.Dir != "" {
+			k = filepath.Join(p.Dir, k)
+		}
+		out[i] = k
+	}
+	return out
+}

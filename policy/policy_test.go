@@ -1,0 +1,113 @@
+package policy
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/sign"
+	"github.com/imgctl/imgctl/verify"
+)
+
+func TestExamplePolicy(t *testing.T) {
+	t.Parallel()
+	p, err := Load("../examples/policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Targets) != 2 || len(p.RequirePlatforms) != 4 || !p.RunAsNonRoot || len(p.AllowedBases) == 0 {
+		t.Fatalf("example policy read as %+v", p)
+	}
+	if got, want := p.KeyPaths(), []string{filepath.Join("../examples", "cosign.pub")}; got[0] != want[0] {
+		t.Fatalf("key paths %v, want %v", got, want)
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, doc string
+		is        error
+		msg       string
+	}{
+		{"unknown field", "targets: [ltsc2022]\nsigners: [a.pub]\n", ErrInvalidPolicy, "signers"},
+		{"misspelt nested field", "rules: {error: [ordering-quirk]}\n", ErrInvalidPolicy, "error"},
+		{"unknown rule", "rules: {errors: [no-such-rule]}\n", ErrUnknownRule, "no-such-rule"},
+		{"rule in both lists", "rules: {errors: [foreign-layers], ignore: [foreign-layers]}\n", ErrInvalidPolicy, "both"},
+		{"keys but signatures ignored", "keys: [a.pub]\nrules: {ignore: [unsigned]}\n", ErrInvalidPolicy, "ignores"},
+		{"bad target", "targets: [ltsc2016]\n", platform.ErrUnknownTarget, "ltsc2016"},
+		{"bad platform", "requirePlatforms: [linux]\n", platform.ErrInvalidPlatform, "linux"},
+		{"bad base", "allowedBases: ['UPPER/Case']\n", ErrInvalidPolicy, "UPPER"},
+		{"version 2", "version: 2\n", ErrInvalidPolicy, "version 2"},
+		{"empty", "", ErrInvalidPolicy, "empty"},
+		{"two documents", "targets: [ltsc2022]\n---\ntargets: [ltsc2025]\n", ErrInvalidPolicy, "one YAML document"},
+		{"wrong type", "hostProcess: maybe\n", ErrInvalidPolicy, "maybe"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.doc), "")
+			if !errors.Is(err, tc.is) || !errors.Is(err, ErrInvalidPolicy) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("Parse: %v, want %v mentioning %q", err, tc.is, tc.msg)
+			}
+		})
+	}
+}
+
+func TestRulesApply(t *testing.T) {
+	t.Parallel()
+	rep := &verify.Report{Passed: false, Findings: []verify.Finding{
+		{Rule: verify.RuleForeignLayers, Severity: verify.Warning},
+		{Rule: verify.RuleMissingOSVersion, Severity: verify.Error},
+		{Rule: verify.RuleOrderingQuirk, Severity: verify.Warning},
+	}}
+	Rules{Ignore: []string{verify.RuleMissingOSVersion}}.Apply(rep)
+	if !rep.Passed || len(rep.Findings) != 2 {
+		t.Fatalf("ignoring the only error: passed=%v findings=%v", rep.Passed, rep.Findings)
+	}
+	Rules{Errors: []string{verify.RuleOrderingQuirk}}.Apply(rep)
+	if rep.Passed || rep.Findings[1].Severity != verify.Error {
+		t.Fatalf("raising a warning: passed=%v findings=%v", rep.Passed, rep.Findings)
+	}
+}
+
+// TestNewGatePrecedence: list flags add to the policy, booleans are or-ed,
+// keys from both are required.
+func TestNewGatePrecedence(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pub, err := os.ReadFile(newKey(t).path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a.pub", "b.pub"} {
+		if err := os.WriteFile(filepath.Join(dir, n), pub, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Parse([]byte("targets: [ltsc2022]\nrequirePlatforms: [linux/amd64]\nhostProcess: true\nkeys: [a.pub]\n"), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := verify.Options{RunAsNonRoot: true}
+	flags.Targets, _ = platform.ParseTargets([]string{"ltsc2025", "20348"})
+	flags.RequirePlatforms, _ = platform.ParseList([]string{"linux/arm64"})
+	g, err := NewGate(p, flags, []string{filepath.Join(dir, "b.pub")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := g.Verify
+	if len(v.Targets) != 2 || v.Targets[0].Name != "ltsc2022" || v.Targets[1].Name != "ltsc2025" {
+		t.Errorf("targets %v, want ltsc2022 then ltsc2025 (20348 is ltsc2022)", v.Targets)
+	}
+	if len(v.RequirePlatforms) != 2 || !v.HostProcess || !v.RunAsNonRoot || len(g.Keys) != 2 {
+		t.Errorf("gate %+v, %d keys", v, len(g.Keys))
+	}
+	if _, err := NewGate(&Policy{Rules: Rules{Ignore: []string{sign.RuleUnsigned}}}, verify.Options{}, []string{filepath.Join(dir, "a.pub")}); !errors.Is(err, ErrInvalidPolicy) {
+		t.Errorf("--key with a policy ignoring unsigned: %v, want ErrInvalidPolicy", err)
+	}
+	if _, err := NewGate(nil, verify.Options{}, []string{filepath.Join(dir, "missing.pub")}); err == nil {
+		t.Error("a missing key file was accepted")
+	}
+}

@@ -1,0 +1,133 @@
+package rebase
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/imgctl/imgctl/platform"
+)
+
+// resolved is a base reference resolved for one platform.
+type resolved struct {
+	repo name.Repository
+	// top is the digest the reference points at: an index or an image.
+	top v1.Hash
+	// desc is the image for the platform; its Platform is nil when a
+	// single-image base has none in its config.
+	desc v1.Descriptor
+	// buildChange is set when the base has no image of the wanted Windows
+	// build and desc is the newest of another build.
+	buildChange bool
+}
+
+// resolve finds the image of ref for platform want: the index child with
+// the same platform.Key (os/arch/variant and, for Windows, the build), or
+// the image ref names when its config has that platform. For Windows, when
+// no child has the build, the newest child of another build is returned
+// with buildChange set; the caller decides whether that is allowed.
+func (s *session) resolve(ctx context.Context, ref name.Reference, want platform.Platform) (*resolved, error) {
+	rd, err := s.get(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	r := &resolved{repo: ref.Context(), top: rd.Digest}
+	var cands []v1.Descriptor
+	switch {
+	case rd.MediaType.IsIndex():
+		idx, err := rd.ImageIndex()
+		if err != nil {
+			return nil, fmt.Errorf("reading index %s: %w", ref, err)
+		}
+		im, err := idx.IndexManifest()
+		if err != nil {
+			return nil, fmt.Errorf("reading index %s: %w", ref, err)
+		}
+		cands = im.Manifests
+	default:
+		img, err := asImage(r.repo, rd)
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := s.config(ctx, img)
+		if err != nil {
+			return nil, err
+		}
+		d := rd.Descriptor
+		d.Platform = cfg.file.Platform()
+		cands = []v1.Descriptor{d}
+	}
+	d, change, ok := pick(cands, want)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w %s", ref, ErrNoPlatformMatch, platform.Format(want))
+	}
+	r.desc, r.buildChange = d, change
+	return r, nil
+}
+
+// pick chooses among descriptors the image for want; see resolve.
+func pick(cands []v1.Descriptor, want platform.Platform) (v1.Descriptor, bool, bool) {
+	key := platform.Key(want)
+	var same []v1.Descriptor
+	for _, d := range cands {
+		p := d.Platform
+		if !d.MediaType.IsImage() || p == nil || platform.IsAttestation(p) || !platform.SameOSArch(want, *p) {
+			continue
+		}
+		if platform.Key(*p) == key {
+			return d, false, true
+		}
+		same = append(same, d)
+	}
+	if len(same) == 0 {
+		return v1.Descriptor{}, false, false
+	}
+	best := same[0]
+	for _, d := range same[1:] {
+		if newer(d.Platform.OSVersion, best.Platform.OSVersion) {
+			best = d
+		}
+	}
+	// A Windows variant without os.version (HostProcess) has no build to
+	// keep; anything else that differs in Key differs in build.
+	return best, want.OS == "windows" && want.OSVersion != "", true
+}
+
+// newer reports whether os.version a is numerically greater than b; an
+// unreadable version is never newer.
+func newer(a, b string) bool {
+	va, err := platform.ParseHostVersion(a)
+	if err != nil {
+		return false
+	}
+	vb, err := platform.ParseHostVersion(b)
+	return err != nil || va.Compare(vb) > 0
+}
+
+// oldChild resolves a recorded base.digest to the image for want: the digest
+// itself when it names an image, the child with the same platform.Key when
+// it names an index (OCI allows either).
+func (s *session) oldChild(ctx context.Context, repo name.Repository, d v1.Hash, want platform.Platform) (v1.Hash, error) {
+	rd, err := s.get(ctx, repo.Digest(d.String()))
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	if !rd.MediaType.IsIndex() {
+		return rd.Digest, nil
+	}
+	idx, err := rd.ImageIndex()
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	c, change, ok := pick(im.Manifests, want)
+	if !ok || change {
+		return v1.Hash{}, fmt.Errorf("old base %s@%s: %w %s", repo, d, ErrNoPlatformMatch, platform.Format(want))
+	}
+	return c.Digest, nil
+}

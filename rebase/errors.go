@@ -1,0 +1,46 @@
+package rebase
+
+import (
+	"errors"
+
+	specs "github.com/opencontainers/image-spec/specs-go/v1"
+)
+
+// Annotations that name a variant's base image, as `imgctl build` writes
+// them on each manifest (OCI image-spec pre-defined annotation keys).
+const (
+	AnnotationBaseName   = specs.AnnotationBaseImageName
+	AnnotationBaseDigest = specs.AnnotationBaseImageDigest
+)
+
+// Where a variant's base name came from (Variant.BaseSource).
+const (
+	SourceManifest   = "manifest-annotation"
+	SourceDescriptor = "descriptor-annotation"
+	SourceFlag       = "flag"
+)
+
+// Sentinel errors, checked with errors.Is.
+var (
+	// ErrNotAnIndex is returned when the reference to rebase is a single
+	// image: rebase works on a published multi-platform tag.
+	ErrNotAnIndex = errors.New("not an index")
+	// ErrNoBase is returned for a variant with no base.name annotation and
+	// no base given for its OS.
+	ErrNoBase = errors.New("no base image known")
+	// ErrNoBaseDigest is returned when a stale variant has no base.digest
+	// annotation, so the layers of its old base cannot be told apart.
+	ErrNoBaseDigest = errors.New("no base.digest annotation: cannot tell the old base's layers")
+	// ErrBaseMismatch is returned when a variant's layers, diff_ids or
+	// history do not start with those of its stated old base.
+	ErrBaseMismatch = errors.New("image does not start with its stated base")
+	// ErrNoPlatformMatch is returned when a base has no image for a
+	// variant's OS and architecture.
+	ErrNoPlatformMatch = errors.New("base has no image for the platform")
+	// ErrBuildChange is returned when a Windows variant's base moved to
+	// another build and AllowBuildChange is not set.
+	ErrBuildChange = errors.New("base is a different Windows build")
+	// ErrMediaType is returned for a base layer media type that has no
+	// equivalent in the image's media type family, or an unknown one.
+	ErrMediaType = errors.New("layer media type cannot be converted")
+)

@@ -1,0 +1,133 @@
+package rebase
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// session is one Check or Rebase: one Puller, so that every repository is
+// authenticated once, and a memo so that a base shared by several variants
+// (or a second look at one manifest) costs one request.
+type session struct {
+	o      Options
+	log    *slog.Logger
+	puller *remote.Puller
+
+	mu   sync.Mutex
+	memo map[string]*memoEntry
+}
+
+type memoEntry struct {
+	once sync.Once
+	val  any
+	err  error
+}
+
+func newSession(o Options) (*session, error) {
+	p, err := remote.NewPuller(o.Remote...)
+	if err != nil {
+		return nil, fmt.Errorf("setting up registry client: %w", err)
+	}
+	return &session{o: o, log: o.logger(), puller: p, memo: map[string]*memoEntry{}}, nil
+}
+
+// once runs f once per key and returns its result to every caller.
+func (s *session) once(key string, f func() (any, error)) (any, error) {
+	s.mu.Lock()
+	e, ok := s.memo[key]
+	if !ok {
+		e = &memoEntry{}
+		s.memo[key] = e
+	}
+	s.mu.Unlock()
+	e.once.Do(func() { e.val, e.err = f() })
+	return e.val, e.err
+}
+
+// get fetches the manifest ref points at (a tag or a digest), once.
+func (s *session) get(ctx context.Context, ref name.Reference) (*remote.Descriptor, error) {
+	v, err := s.once("manifest "+ref.String(), func() (any, error) {
+		d, err := s.puller.Get(ctx, ref)
+		if err != nil {
+			return nil, fmt.Errorf("fetching %s: %w", ref, err)
+		}
+		s.log.Debug("fetched manifest", "ref", ref.String(), "digest", d.Digest.String(), "mediaType", string(d.MediaType))
+		return d, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*remote.Descriptor), nil
+}
+
+// image is an image manifest read from a repository.
+type image struct {
+	repo     name.Repository
+	desc     v1.Descriptor // media type, digest and size of raw
+	raw      []byte
+	manifest *v1.Manifest
+}
+
+// image fetches and parses the image manifest repo@d.
+func (s *session) image(ctx context.Context, repo name.Repository, d v1.Hash) (*image, error) {
+	rd, err := s.get(ctx, repo.Digest(d.String()))
+	if err != nil {
+		return nil, err
+	}
+	return asImage(repo, rd)
+}
+
+func asImage(repo name.Repository, rd *remote.Descriptor) (*image, error) {
+	if !rd.MediaType.IsImage() {
+		return nil, fmt.Errorf("%s@%s: %w %q", repo, rd.Digest, ErrMediaType, rd.MediaType)
+	}
+	m, err := v1.ParseManifest(bytes.NewReader(rd.Manifest))
+	if err != nil {
+		return nil, fmt.Errorf("parsing manifest %s@%s: %w", repo, rd.Digest, err)
+	}
+	return &image{repo: repo, desc: rd.Descriptor, raw: rd.Manifest, manifest: m}, nil
+}
+
+// config is an image config: its exact bytes and their parse.
+type config struct {
+	raw  []byte
+	file *v1.ConfigFile
+}
+
+// config fetches an image's config blob once; configs are small, and the
+// only blobs rebase reads.
+func (s *session) config(ctx context.Context, img *image) (*config, error) {
+	d := img.manifest.Config.Digest
+	v, err := s.once("blob "+img.repo.Digest(d.String()).String(), func() (any, error) {
+		l, err := s.puller.Layer(ctx, img.repo.Digest(d.String()))
+		if err != nil {
+			return nil, err
+		}
+		rc, err := l.Compressed()
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		raw, err := io.ReadAll(rc) // the fetcher verifies the digest at EOF
+		if err != nil {
+			return nil, err
+		}
+		cf, err := v1.ParseConfigFile(bytes.NewReader(raw))
+		if err != nil {
+			return nil, err
+		}
+		return &config{raw: raw, file: cf}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading config %s of %s@%s: %w", d, img.repo, img.desc.Digest, err)
+	}
+	return v.(*config), nil
+}

@@ -1,0 +1,57 @@
+package rebase
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// DefaultJobs bounds concurrent variant reads when Options.Jobs is not set.
+const DefaultJobs = 4
+
+// Options control Check and Rebase. The zero value reads bases from the
+// annotations only, refuses build changes and pushes.
+type Options struct {
+	// Remote are the go-containerregistry options for every request.
+	Remote []remote.Option
+	// Name are the options for parsing base.name annotations (e.g.
+	// name.Insecure).
+	Name []name.Option
+	// Bases is the base image per OS ("windows", "linux") for variants
+	// whose manifest and descriptor carry no base.name annotation.
+	Bases map[string]name.Reference
+	// AllowBuildChange lets a Windows variant move to a base of another
+	// build (e.g. 20348 to 26100).
+	AllowBuildChange bool
+	// DryRun plans the rebase, checks the tag and writes nothing.
+	DryRun bool
+	// Force allows overwriting an existing tag (the CLI never sets it).
+	Force bool
+	// Jobs bounds concurrent reads and blob transfers; 0 means DefaultJobs.
+	Jobs int
+	// Transport and Keychain are passed to index.Options, for one-POST
+	// cross-repository mounts (see index.Options.Transport).
+	Transport http.RoundTripper
+	Keychain  authn.Keychain
+	// Logger receives progress at debug level and notes at info level;
+	// nil discards.
+	Logger *slog.Logger
+}
+
+func (o *Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o.Logger
+}
+
+func (o *Options) jobs() int {
+	if o.Jobs <= 0 {
+		return DefaultJobs
+	}
+	return o.Jobs
+}

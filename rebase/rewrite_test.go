@@ -1,0 +1,91 @@
+package rebase
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/imgctl/imgctl/internal/regtest"
+)
+
+// TestDryRun plans with the old and new base digests and os.versions,
+// computes the digest the real run pushes, and writes nothing.
+func TestDryRun(t *testing.T) {
+	f := newFixture(t)
+	f.moveBases(t, winNew)
+	o := testOptions()
+	o.DryRun = true
+	f.reg.ResetStats()
+	plan, err := Rebase(ctx, f.app, tag(t, f.reg, "app:2"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := f.reg.Stats(); st.Put != 0 || st.Post != 0 || st.Patch != 0 || plan.Pushed {
+		t.Errorf("dry run wrote: %s", st)
+	}
+	win := plan.Variants[2]
+	if win.OldOSVersion != winOld || win.NewOSVersion != winNew || win.OldBase == win.NewBase || win.NewDigest == "" {
+		t.Errorf("plan %+v", win)
+	}
+	res, err := Rebase(ctx, f.app, tag(t, f.reg, "app:2"), testOptions())
+	if err != nil || res.Index.Digest != plan.Index.Digest {
+		t.Errorf("real run %v: digest differs from the plan", err)
+	}
+}
+
+// TestDockerBaseIntoOCIImage: a new base with Docker media types gives an
+// OCI image OCI layer media types with the Docker layer's digest.
+func TestDockerBaseIntoOCIImage(t *testing.T) {
+	f := newFixture(t)
+	docker := regtest.Must(regtest.WindowsBaseImage(winNew, regtest.WithDockerMediaTypes()))(t)
+	pushIndex(t, f.reg, "base/nanoserver:ltsc2025", docker)
+	if _, err := Rebase(ctx, f.app, tag(t, f.reg, "app:2"), testOptions()); err != nil {
+		t.Fatal(err)
+	}
+	idx, im := fetchIndex(t, tag(t, f.reg, "app:2"))
+	m := regtest.Must(regtest.Must(idx.Image(im.Manifests[2].Digest))(t).Manifest())(t)
+	dl := regtest.Must(docker.Manifest())(t).Layers[0]
+	if m.MediaType != types.OCIManifestSchema1 || m.Layers[0].MediaType != types.OCILayer || m.Layers[0].Digest != dl.Digest ||
+		m.Config.MediaType != types.OCIConfigJSON {
+		t.Errorf("manifest %s, base layer %s %s (docker layer %s)", m.MediaType, m.Layers[0].MediaType, m.Layers[0].Digest, dl.Digest)
+	}
+}
+
+func TestLayerMediaType(t *testing.T) {
+	for _, tc := range []struct {
+		layer, manifest, want types.MediaType
+	}{
+		{types.DockerLayer, types.OCIManifestSchema1, types.OCILayer},
+		{types.DockerForeignLayer, types.OCIManifestSchema1, types.OCIRestrictedLayer},
+		{types.OCILayerZStd, types.OCIManifestSchema1, types.OCILayerZStd},
+		{types.OCILayer, types.DockerManifestSchema2, types.DockerLayer},
+		{types.OCIRestrictedLayer, types.DockerManifestSchema2, types.DockerForeignLayer},
+		{types.DockerLayer, types.DockerManifestSchema2, types.DockerLayer},
+		{types.OCILayerZStd, types.DockerManifestSchema2, ""},
+		{"application/x-unknown", types.OCIManifestSchema1, ""},
+	} {
+		got, err := layerMediaType(tc.layer, tc.manifest)
+		if got != tc.want || (tc.want == "") != errors.Is(err, ErrMediaType) {
+			t.Errorf("%s in %s: got %q, %v; want %q", tc.layer, tc.manifest, got, err, tc.want)
+		}
+	}
+}
+
+// TestReplaceKeys keeps unknown fields, their order and their bytes
+// (no HTML escaping), replaces in place, deletes nil values and appends
+// new keys in the order given.
+func TestReplaceKeys(t *testing.T) {
+	in := `{"architecture":"amd64","moby.buildkit.buildinfo.v1":"e30=","history":[{"created_by":"RUN a && b"}],"os":"windows","os.version":"10.0.1.1","rootfs":{}}`
+	out, err := replaceKeys([]byte(in), map[string]json.RawMessage{
+		"os.version": nil, "rootfs": json.RawMessage(`{"type": "layers"}`), "os.features": json.RawMessage(`["win32k"]`),
+	}, "os.features")
+	want := `{"architecture":"amd64","moby.buildkit.buildinfo.v1":"e30=","history":[{"created_by":"RUN a && b"}],"os":"windows","rootfs":{"type":"layers"},"os.features":["win32k"]}`
+	if err != nil || string(out) != want {
+		t.Errorf("got %s (%v)\nwant %s", out, err, want)
+	}
+	if _, err := replaceKeys([]byte(`[1]`), nil); err == nil {
+		t.Error("an array was accepted")
+	}
+}

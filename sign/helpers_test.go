@@ -1,0 +1,155 @@
+package sign
+
+import (
+	"context"
+	"crypto"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sigstore/cosign/v2/pkg/cosign"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/verify"
+)
+
+var (
+	keyOnce sync.Once
+	keyA    *KeyPair
+	svA     signature.SignerVerifier
+	keyErr  error
+)
+
+// testKey is the key pair tests sign with: made by GenerateKeyPair with
+// password "pw" and decrypted by LoadPrivateKey, once per test binary
+// because scrypt takes seconds under -race.
+type testKey struct {
+	pair *KeyPair
+	sv   signature.SignerVerifier
+}
+
+// testKeys returns key a (from encrypted key files) and key b (in memory).
+func testKeys(t *testing.T) (a, b *testKey) {
+	t.Helper()
+	keyOnce.Do(func() {
+		if keyA, keyErr = GenerateKeyPair([]byte("pw")); keyErr == nil {
+			svA, keyErr = LoadPrivateKey(keyA.Private, []byte("pw"))
+		}
+	})
+	if keyErr != nil {
+		t.Fatal(keyErr)
+	}
+	return &testKey{keyA, svA}, memKey(t)
+}
+
+// memKey makes an ECDSA P-256 key pair in memory, without cosign's
+// encrypted key file (and its slow scrypt).
+func memKey(t *testing.T) *testKey {
+	t.Helper()
+	priv, err := cosign.GeneratePrivateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := signature.LoadECDSASignerVerifier(priv, crypto.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := cryptoutils.MarshalPublicKeyToPEM(priv.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testKey{&KeyPair{Public: pub}, sv}
+}
+
+func signer(t *testing.T, k *testKey) signature.SignerVerifier {
+	t.Helper()
+	return k.sv
+}
+
+func pubKey(t *testing.T, tk *testKey) Key {
+	t.Helper()
+	k, err := LoadPublicKey("test.pub", tk.pair.Public)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// pushIndex pushes the MultiOSIndex fixture to repo:tag and returns its
+// digest reference.
+func pushIndex(t *testing.T, reg *regtest.Registry, repoTag string) name.Digest {
+	t.Helper()
+	ref, d, err := reg.PushTag(repoTag, regtest.Must(regtest.MultiOSIndex())(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref.Context().Digest(d.String())
+}
+
+func snapshot(t *testing.T, ref name.Digest) *verify.Snapshot {
+	t.Helper()
+	idx, err := remote.Index(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := verify.LoadIndex(context.Background(), idx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func verifyRef(t *testing.T, ref name.Digest, keys ...Key) []verify.Finding {
+	t.Helper()
+	return Verify(context.Background(), ref.Context(), Subjects(snapshot(t, ref)), keys, VerifyOptions{})
+}
+
+// rules returns digest -> rule for each finding.
+func rules(fs []verify.Finding) map[string]string {
+	out := map[string]string{}
+	for _, f := range fs {
+		out[f.Digest] = f.Rule
+	}
+	return out
+}
+
+func children(t *testing.T, ref name.Digest) []v1.Descriptor {
+	t.Helper()
+	idx, err := remote.Index(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return im.Manifests
+}
+
+// failing answers 500 to every request whose path contains substr.
+func failing(substr string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.Contains(r.URL.Path, substr) {
+				http.Error(w, "injected failure", http.StatusInternalServerError)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func hashOf(t *testing.T, s string) v1.Hash {
+	t.Helper()
+	h, err := v1.NewHash(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}

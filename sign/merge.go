@@ -1,0 +1,81 @@
+package sign
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sigstore/cosign/v2/pkg/oci"
+	"github.com/sigstore/cosign/v2/pkg/oci/mutate"
+	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
+)
+
+// merge appends to the cosign tag to the signatures of from that it lacks,
+// and reports whether it wrote. A signature is the same when its payload
+// digest and base64 signature are.
+func (c *copier) merge(ctx context.Context, from, to name.Tag) (bool, error) {
+	ropts := append(c.o.Remote[:len(c.o.Remote):len(c.o.Remote)], remote.WithContext(ctx))
+	read := func(t name.Tag) ([]oci.Signature, oci.Signatures, error) {
+		sigs, err := ociremote.Signatures(t, ociremote.WithRemoteOptions(ropts...))
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: %w", t, err)
+		}
+		list, err := sigs.Get()
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: %w", t, err)
+		}
+		return list, sigs, nil
+	}
+	srcList, _, err := read(from)
+	if err != nil {
+		return false, err
+	}
+	dstList, dstSigs, err := read(to)
+	if err != nil {
+		return false, err
+	}
+	have := map[string]bool{}
+	for _, s := range dstList {
+		k, err := sigKey(s)
+		if err != nil {
+			return false, fmt.Errorf("reading %s: %w", to, err)
+		}
+		have[k] = true
+	}
+	var add []oci.Signature
+	for _, s := range srcList {
+		k, err := sigKey(s)
+		if err != nil {
+			return false, fmt.Errorf("reading %s: %w", from, err)
+		}
+		if !have[k] {
+			have[k] = true
+			add = append(add, s)
+		}
+	}
+	if len(add) == 0 {
+		return false, nil
+	}
+	merged, err := mutate.AppendSignatures(dstSigs, false, add...)
+	if err != nil {
+		return false, fmt.Errorf("merging %s into %s: %w", from, to, err)
+	}
+	if err := remote.Write(to, merged, ropts...); err != nil {
+		return false, fmt.Errorf("writing %s: %w", to, err)
+	}
+	c.log.Debug("merged cosign tag", "from", from.String(), "to", to.String(), "added", len(add))
+	return true, nil
+}
+
+func sigKey(s oci.Signature) (string, error) {
+	d, err := s.Digest()
+	if err != nil {
+		return "", err
+	}
+	b64, err := s.Base64Signature()
+	if err != nil {
+		return "", err
+	}
+	return d.String() + " " + b64, nil
+}
