@@ -68,7 +68,7 @@ func (c *wchecker) adminVariants() []string {
 	var out []string
 	for i := range c.o.Image.Entries {
 		e := &c.o.Image.Entries[i]
-		p := entryPlatform(e)
+		p := e.Platform()
 		if e.Config == nil || e.IsAttestation() || p == nil || p.OS != "windows" {
 			continue
 		}

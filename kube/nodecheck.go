@@ -26,7 +26,7 @@ type NodeReport struct {
 // selects no variant that starts there. Linux nodes need a variant of their
 // os/arch under containerd's Linux selection. It does no I/O.
 func CheckNodes(s *verify.Snapshot, nodes []Node) *NodeReport {
-	c := &nodeChecker{s: s, cands: candidates(s), reached: map[int]bool{}, r: &NodeReport{}}
+	c := &nodeChecker{s: s, cands: s.Candidates(), reached: map[int]bool{}, r: &NodeReport{}}
 	for _, n := range nodes {
 		c.node(n)
 	}
@@ -79,7 +79,7 @@ func (c *nodeChecker) row(n Node, e platform.Engine, sel int) verify.TargetResul
 	tr := verify.TargetResult{Target: n.Name, Build: n.Version.Build, Engine: e.Name()}
 	if sel >= 0 {
 		tr.Selected = c.s.Entries[sel].Descriptor.Digest.String()
-		if p := entryPlatform(&c.s.Entries[sel]); p != nil {
+		if p := c.s.Entries[sel].Platform(); p != nil {
 			tr.OSVersion = p.OSVersion
 		}
 	}
@@ -89,7 +89,7 @@ func (c *nodeChecker) row(n Node, e platform.Engine, sel int) verify.TargetResul
 // runs reports whether the selected entry starts on host: containerd 2.x
 // encodes the host's own rules.
 func (c *nodeChecker) runs(host platform.Platform, sel int) bool {
-	p := entryPlatform(&c.s.Entries[sel])
+	p := c.s.Entries[sel].Platform()
 	return p != nil && (platform.ContainerdEngine{}).Match(host, *p)
 }
 
@@ -108,12 +108,12 @@ func (c *nodeChecker) noVariant(n Node, host platform.Platform, e platform.Engin
 // orderingQuirk warns when containerd's string ordering of os.version picks
 // a variant while a numerically newer compatible one exists.
 func (c *nodeChecker) orderingQuirk(n Node, host platform.Platform, e platform.Engine, sel int) {
-	sv, err := platform.ParseVersion(osv(entryPlatform(&c.s.Entries[sel])))
+	sv, err := platform.ParseVersion(osv(c.s.Entries[sel].Platform()))
 	if err != nil {
 		return
 	}
 	for _, i := range platform.Compatible(e, host, c.cands) {
-		v, err := platform.ParseVersion(osv(entryPlatform(&c.s.Entries[i])))
+		v, err := platform.ParseVersion(osv(c.s.Entries[i].Platform()))
 		if err == nil && v.Compare(sv) > 0 {
 			c.add(verify.RuleOrderingQuirk, verify.Warning, platform.Format(host), sel,
 				"node %s: %s compares os.version as strings and picks %s over the newer %s", n.Name, e.Name(), sv, v)
@@ -125,7 +125,7 @@ func (c *nodeChecker) orderingQuirk(n Node, host platform.Platform, e platform.E
 func (c *nodeChecker) unreachable() {
 	for i := range c.s.Entries {
 		e := &c.s.Entries[i]
-		p := entryPlatform(e)
+		p := e.Platform()
 		if e.Manifest == nil || e.IsAttestation() || p == nil || p.OS != "windows" || c.reached[i] {
 			continue
 		}
@@ -145,7 +145,7 @@ func (c *nodeChecker) add(rule string, sev verify.Severity, plat string, sel int
 	f := verify.Finding{Rule: rule, Severity: sev, Platform: plat, Message: fmt.Sprintf(format, args...)}
 	if sel >= 0 {
 		e := &c.s.Entries[sel]
-		f.Digest, f.Platform = e.Descriptor.Digest.String(), platform.FormatPtr(entryPlatform(e))
+		f.Digest, f.Platform = e.Descriptor.Digest.String(), platform.FormatPtr(e.Platform())
 	}
 	c.r.Findings = append(c.r.Findings, f)
 }

@@ -94,27 +94,27 @@ func TestCheckNodesUnknownPlatform(t *testing.T) {
 	}
 }
 
-// TestMerge: without explicit targets the nodes replace verify's default
-// targets and the findings derived from them; with them, both stay.
+// TestMerge: with NoDefaultTargets the nodes stand in for verify's default
+// targets (and only they decide); with explicit targets both stay.
 func TestMerge(t *testing.T) {
 	s := snapshot(t, win(t, regtest.OSVersionLTSC2025))
 	nodes := readFixture(t, "nodes-hybrid.json")[2:] // the 2025 node
-	for _, replace := range []bool{true, false} {
-		rep := verify.Evaluate("r", s, verify.Options{})
-		if rep.Passed || rules(rep.Findings)[verify.RuleNoVariantForTarget] != verify.Error {
-			t.Fatalf("the default ltsc2022 target should fail: %+v", rep.Findings)
-		}
-		defaults := len(rep.Targets)
-		Merge(rep, CheckNodes(s, nodes), replace)
-		if rep.Passed != replace {
-			t.Errorf("replace=%v: Passed=%v; findings %+v", replace, rep.Passed, rep.Findings)
-		}
-		wantRows := 1
-		if !replace {
-			wantRows += defaults
-		}
-		if len(rep.Targets) != wantRows || rep.Targets[len(rep.Targets)-1].Target != "akswin25000000" {
-			t.Errorf("replace=%v: rows %+v", replace, rep.Targets)
-		}
+	rep := verify.Evaluate("r", s, verify.Options{})
+	if rep.Passed || rules(rep.Findings)[verify.RuleNoVariantForTarget] != verify.Error {
+		t.Fatalf("the default ltsc2022 target should fail: %+v", rep.Findings)
+	}
+	defaults := len(rep.Targets)
+	Merge(rep, CheckNodes(s, nodes), false)
+	if rep.Passed || len(rep.Targets) != defaults+1 {
+		t.Errorf("explicit targets: Passed=%v rows %+v", rep.Passed, rep.Targets)
+	}
+
+	rep = verify.Evaluate("r", s, verify.Options{NoDefaultTargets: true})
+	if !rep.Passed || len(rep.Targets) != 0 {
+		t.Fatalf("NoDefaultTargets still checked targets: %+v", rep)
+	}
+	Merge(rep, CheckNodes(s, nodes), true)
+	if !rep.Passed || len(rep.Targets) != 1 || rep.Targets[0].Target != "akswin25000000" {
+		t.Errorf("nodes as targets: Passed=%v rows %+v findings %+v", rep.Passed, rep.Targets, rep.Findings)
 	}
 }

@@ -24,18 +24,18 @@ func (c *wchecker) runtimeClassVariant(rc runtimeClass) {
 	}
 	arch := first(str(rc.nodeSelector[LabelArch].Value), "amd64")
 	host := platform.Platform{OS: "windows", Architecture: arch, OSVersion: v.String()}
-	cands := candidates(c.o.Image)
+	cands := c.o.Image.Candidates()
 	e := platform.ContainerdEngine{}
 	sel := e.Select(host, cands)
 	if sel >= 0 {
-		if p := entryPlatform(&c.o.Image.Entries[sel]); p != nil && e.Match(host, *p) {
+		if p := c.o.Image.Entries[sel].Platform(); p != nil && e.Match(host, *p) {
 			return
 		}
 	}
 	var have []string
 	for i := range c.o.Image.Entries {
 		en := &c.o.Image.Entries[i]
-		if p := entryPlatform(en); p != nil && p.OS == "windows" && en.Manifest != nil && !en.IsAttestation() {
+		if p := en.Platform(); p != nil && p.OS == "windows" && en.Manifest != nil && !en.IsAttestation() {
 			have = append(have, platform.Format(*p))
 		}
 	}

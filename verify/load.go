@@ -43,12 +43,44 @@ func (e Entry) ConfigPlatform() *platform.Platform {
 	return p
 }
 
+// Platform returns the platform engines judge the entry by: the
+// descriptor's, or the config's when the descriptor has none.
+func (e *Entry) Platform() *platform.Platform {
+	if e.Descriptor.Platform != nil {
+		return e.Descriptor.Platform
+	}
+	return e.ConfigPlatform()
+}
+
+// OSVersion returns the os.version of Platform, or "".
+func (e *Entry) OSVersion() string {
+	if p := e.Platform(); p != nil {
+		return p.OSVersion
+	}
+	return ""
+}
+
 // Snapshot is everything verify reads of a reference.
 type Snapshot struct {
 	Digest v1.Hash
 	// Index is nil when the reference is a single manifest.
 	Index   *v1.IndexManifest
 	Entries []Entry
+}
+
+// Candidates lists every entry as engines see it, in index order: the
+// descriptor platform (for a single manifest, the config's) and the config
+// platform for entries judged by their config.
+func (s *Snapshot) Candidates() []platform.Candidate {
+	out := make([]platform.Candidate, len(s.Entries))
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		out[i] = platform.Candidate{Platform: e.Descriptor.Platform, Config: e.ConfigPlatform()}
+		if s.Index == nil {
+			out[i].Platform = e.ConfigPlatform()
+		}
+	}
+	return out
 }
 
 // DefaultConcurrency bounds concurrent manifest and config fetches.

@@ -6,21 +6,6 @@ import (
 	"github.com/imgctl/imgctl/platform"
 )
 
-// candidates lists every entry of the snapshot as engines see it, in index
-// order: the descriptor platform (for a single manifest, the config's), and
-// the config platform for entries judged by their config.
-func (c *checker) candidates() []platform.Candidate {
-	out := make([]platform.Candidate, len(c.s.Entries))
-	for i := range c.s.Entries {
-		e := &c.s.Entries[i]
-		out[i] = platform.Candidate{Platform: e.Descriptor.Platform, Config: e.ConfigPlatform()}
-		if c.s.Index == nil {
-			out[i].Platform = e.ConfigPlatform()
-		}
-	}
-	return out
-}
-
 func (c *checker) engines() []platform.Engine {
 	if len(c.o.Engines) > 0 {
 		return c.o.Engines
@@ -32,7 +17,7 @@ func (c *checker) targetList() []platform.Target {
 	if len(c.o.Targets) > 0 {
 		return c.o.Targets
 	}
-	if !c.hasWindows() {
+	if c.o.NoDefaultTargets || !c.hasWindows() {
 		return nil
 	}
 	ts, _ := platform.ParseTargets(platform.DefaultTargets)
@@ -42,7 +27,7 @@ func (c *checker) targetList() []platform.Target {
 // targets simulates every engine on every target node. The first engine
 // decides whether a target passes; the others warn where they differ.
 func (c *checker) targets() {
-	cands := c.candidates()
+	cands := c.s.Candidates()
 	engines := c.engines()
 	primary := engines[0]
 	reached := map[int]bool{}

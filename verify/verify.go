@@ -11,6 +11,9 @@ type Options struct {
 	Targets []platform.Target
 	// RequirePlatforms must each be present in the index.
 	RequirePlatforms []platform.Platform
+	// NoDefaultTargets leaves out the default LTSC targets when Targets is
+	// empty, for callers that check their own targets (verify --nodes).
+	NoDefaultTargets bool
 	// HostProcess accepts Windows variants without os.version and a
 	// single-manifest Windows image.
 	HostProcess bool
@@ -55,14 +58,7 @@ func (c *checker) add(rule string, sev Severity, e *Entry, format string, args .
 	c.r.Findings = append(c.r.Findings, f)
 }
 
-// entryPlatform is the descriptor platform, or the config's when the
-// descriptor has none.
-func entryPlatform(e *Entry) *platform.Platform {
-	if e.Descriptor.Platform != nil {
-		return e.Descriptor.Platform
-	}
-	return e.ConfigPlatform()
-}
+func entryPlatform(e *Entry) *platform.Platform { return e.Platform() }
 
 // images returns the runnable entries: not attestations, not nested indexes.
 func (c *checker) images() []*Entry {

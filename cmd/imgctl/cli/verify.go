@@ -40,6 +40,8 @@ network or registry errors.`,
 			if err != nil {
 				return err
 			}
+			// Nodes stand in for the default LTSC targets.
+			vo.NoDefaultTargets = len(nodesOf(cmd)) > 0
 			gate, err := o.gate(vo)
 			if err != nil {
 				return err

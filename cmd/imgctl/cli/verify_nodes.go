@@ -55,13 +55,19 @@ func addNodesFlag(cmd *cobra.Command) {
 // and merges the result into the report. explicitTargets keeps the rows and
 // findings of --target; otherwise the nodes replace the default targets.
 func mergeNodes(cmd *cobra.Command, snap *verify.Snapshot, rep *verify.Report, explicitTargets bool) {
+	if nodes := nodesOf(cmd); len(nodes) > 0 {
+		kube.Merge(rep, kube.CheckNodes(snap, nodes), !explicitTargets)
+	}
+}
+
+// nodesOf returns the --nodes inventory, or nil.
+func nodesOf(cmd *cobra.Command) []kube.Node {
 	f := cmd.Flags().Lookup(nodesFlag)
 	if f == nil {
-		return
+		return nil
 	}
-	v, ok := f.Value.(*nodesValue)
-	if !ok || len(v.nodes) == 0 {
-		return
+	if v, ok := f.Value.(*nodesValue); ok {
+		return v.nodes
 	}
-	kube.Merge(rep, kube.CheckNodes(snap, v.nodes), !explicitTargets)
+	return nil
 }
