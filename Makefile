@@ -4,7 +4,7 @@ GO       ?= go
 BIN      := bin
 PKGS     := ./...
 
-.PHONY: all build buildkitd deps test test-hello lint vet fmt bench demo clean
+.PHONY: all build buildkitd deps test lint fmt-check vet fmt bench demo clean
 
 all: build
 
@@ -28,8 +28,10 @@ test: deps buildkitd
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	cd examples/hello && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
-lint: vet
-	@out="$$(gofmt -l . )"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+lint: fmt-check vet
+
+fmt-check:
+	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 vet:
 	$(GO) vet $(PKGS)

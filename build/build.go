@@ -15,9 +15,12 @@ import (
 )
 
 // Build lints the Dockerfile for every variant, refuses an existing tag
-// unless Force, solves every variant on the builder (concurrently, each
-// pushed by digest), and merges them into one index at Tag. Preflight
-// findings come back as a *PreflightError before the builder is contacted.
+// unless Force, solves every variant on its builder (concurrently, each
+// pushed by digest; with Nodes, each on its node), and merges them into
+// one index at Tag. Preflight findings come back as a *PreflightError
+// before any builder is contacted, except a RUN in a Windows stage mapped
+// to a Windows node: that one is checked against the node's workers and
+// dropped when the node is native Windows (see NativeWindows).
 func Build(ctx context.Context, o Options) (*Result, error) {
 	var closeOnce sync.Once
 	closeStatus := func() {
@@ -30,17 +33,20 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	defer closeStatus()
 	log, rc := o.logger(), o.registry()
 	p, err := Prepare(o)
-	if err != nil {
+	if err != nil && !p.waivable(err) {
 		return nil, err
 	}
 	if err := checkTag(ctx, o); err != nil {
 		return nil, err
 	}
-	c, err := Connect(ctx, o.Builder)
+	conns, err := p.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
+	defer func() { _ = conns.close() }()
+	if err := p.applyWaivers(conns.workers); err != nil {
+		return nil, err
+	}
 	if err := p.resolveBases(ctx, rc); err != nil {
 		return nil, err
 	}
@@ -49,7 +55,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer cleanup()
-	digests, err := p.solveAll(ctx, c, &o, dfDir)
+	digests, err := p.solveAll(ctx, conns, &o, dfDir)
 	closeStatus()
 	if err != nil {
 		return nil, err
@@ -72,6 +78,8 @@ type Plan struct {
 	Variants []Variant
 	// Bases are the final stage's bases per variant, in variant order.
 	Bases [][]FinalBase
+	// Assignments are the daemons of the variants, in variant order.
+	Assignments []Assignment
 	// File is the Dockerfile path; Dockerfile its content.
 	File       string
 	Dockerfile []byte
@@ -79,10 +87,12 @@ type Plan struct {
 	contextDir  string
 	syntaxImage string
 	resolved    map[string]ResolvedBase // by base name + platform key
+	findings    [][]Finding             // Preflight's, per variant
 }
 
-// Prepare reads the Dockerfile, plans the variants and runs Preflight for
-// each; findings come back as a *PreflightError. It does no I/O beyond
+// Prepare reads the Dockerfile, plans the variants, assigns them to
+// Options.Nodes (AssignNodes) and runs Preflight for each; findings come
+// back as a *PreflightError. It does no I/O beyond
 // reading the Dockerfile, so `imgctl lint` and Build share it.
 func Prepare(o Options) (*Plan, error) {
 	file := o.Dockerfile
@@ -97,7 +107,11 @@ func Prepare(o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Variants: vs, File: file, Dockerfile: dt, contextDir: o.ContextDir, syntaxImage: o.SyntaxImage}
+	vs, as, err := AssignNodes(vs, o.Nodes, o.Builder)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Variants: vs, Assignments: as, File: file, Dockerfile: dt, contextDir: o.ContextDir, syntaxImage: o.SyntaxImage}
 	var findings []Finding
 	for _, v := range vs {
 		po := PreflightOptions{Platforms: v.Platforms, BuildArgs: v.BuildArgs, Target: o.Target}
@@ -106,6 +120,7 @@ func Prepare(o Options) (*Plan, error) {
 			return nil, err
 		}
 		findings = append(findings, fs...)
+		p.findings = append(p.findings, fs)
 		fb, err := FinalBases(dt, file, po)
 		if err != nil {
 			return nil, err

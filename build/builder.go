@@ -48,7 +48,8 @@ type Builder struct {
 	// Addr is unix://PATH, tcp://HOST:PORT, docker-container://NAME or any
 	// scheme a BuildKit connection helper handles.
 	Addr string
-	// Source says where Addr came from: SourceFlag, SourceEnv or SourceDefault.
+	// Source says where Addr came from: SourceFlag, SourceEnv,
+	// SourceDefault, SourceNode or SourceBuildersFile and the file.
 	Source string
 	// TLS configures a tcp:// connection; the zero value means no TLS.
 	TLS TLSOptions
@@ -86,12 +87,12 @@ func ResolveBuilder(flag string, getenv func(string) string) Builder {
 // String names the builder and where its address came from, for errors.
 func (b Builder) String() string {
 	switch b.Source {
-	case SourceFlag:
-		return fmt.Sprintf("%s (from %s)", b.Addr, SourceFlag)
 	case SourceEnv:
 		return fmt.Sprintf("%s (from $%s)", b.Addr, EnvBuildkitHost)
+	case SourceDefault, "":
+		return fmt.Sprintf("%s (the default; set --builder or $%s)", b.Addr, EnvBuildkitHost)
 	}
-	return fmt.Sprintf("%s (the default; set --builder or $%s)", b.Addr, EnvBuildkitHost)
+	return fmt.Sprintf("%s (from %s)", b.Addr, b.Source)
 }
 
 // Validate checks the address and TLS settings without connecting.

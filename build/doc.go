@@ -12,7 +12,7 @@
 //
 // # Variants
 //
-// Build solves one Dockerfile several times on one daemon, concurrently:
+// Build solves one Dockerfile several times, concurrently:
 // one solve for all non-Windows platforms together, and one windows/amd64
 // solve per Windows Server LTSC release (Options.Windows). Each Windows
 // variant is built FROM its own base: the Dockerfile declares
@@ -35,6 +35,18 @@
 // index.Create then merges them into one index at the target tag, filling
 // every Windows descriptor's os.version from its config when BuildKit did not
 // set it. Nothing is tagged unless every solve succeeded.
+//
+// # Scale-out builds
+//
+// Options.Nodes spread a build over several daemons (imgctl build --node
+// PLATFORM=ADDR, or --builders FILE read by LoadBuilders). AssignNodes gives
+// every platform its most specific node, else the fallback Options.Builder;
+// Linux platforms on one daemon stay in one solve, platforms on different
+// daemons are split into their own. Build connects to every daemon, solves
+// on all of them concurrently, fans their solve status into Options.Status
+// (each vertex prefixed with its node) and merges the results into one
+// index. A RUN in a Windows stage is allowed only for variants whose node
+// is mapped to a Windows platform and has a Windows worker (NativeWindows).
 //
 // # Base annotations
 //

@@ -44,8 +44,13 @@ func (e *PreflightError) Unwrap() error { return ErrPreflight }
 
 // Options describe one build.
 type Options struct {
-	// Builder is the BuildKit daemon.
+	// Builder is the BuildKit daemon. With Nodes it is the fallback for
+	// platforms that no node builds; a zero Builder then means none.
 	Builder Builder
+	// Nodes spread the build over several daemons (see AssignNodes): each
+	// variant is solved on the node of its platforms, concurrently, and
+	// the results are merged into one index. Empty means Builder alone.
+	Nodes []Node
 	// ContextDir is the build context directory.
 	ContextDir string
 	// Dockerfile is the Dockerfile path; empty means ContextDir/Dockerfile.

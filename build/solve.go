@@ -25,18 +25,24 @@ const (
 	FrontendGateway    = "gateway.v0"
 )
 
-// solveAll runs one Solve per variant concurrently and returns the pushed
-// digest of each, in variant order.
-func (p *Plan) solveAll(ctx context.Context, c *client.Client, o *Options, dfDir string) ([]v1.Hash, error) {
+// solveAll runs one Solve per variant concurrently, each on its daemon,
+// and returns the pushed digest of each, in variant order. It fans the
+// status of every solve into o.Status; with several daemons, each one's
+// vertices carry its label (see relabel).
+func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, dfDir string) ([]v1.Hash, error) {
 	digests := make([]v1.Hash, len(p.Variants))
 	g, gctx := errgroup.WithContext(ctx)
 	var fwd sync.WaitGroup
 	for i, v := range p.Variants {
+		c, a := conns.clients[i], p.Assignments[i]
 		ch := make(chan *client.SolveStatus)
 		fwd.Go(func() {
 			for s := range ch {
 				if o.Status == nil {
 					continue
+				}
+				if conns.several {
+					relabel(s, a.Label)
 				}
 				select { // a caller that stopped drawing must not block the solve
 				case o.Status <- s:
@@ -50,7 +56,7 @@ func (p *Plan) solveAll(ctx context.Context, c *client.Client, o *Options, dfDir
 				close(ch)
 				return err
 			}
-			o.logger().Info("solving", "variant", v.Name, "platforms", formatPlatforms(v.Platforms))
+			o.logger().Info("solving", "variant", v.Name, "platforms", formatPlatforms(v.Platforms), "builder", a.Builder.Addr)
 			resp, err := c.Solve(gctx, nil, opt, ch)
 			if err != nil {
 				return fmt.Errorf("building %s: %w", v.Name, err)

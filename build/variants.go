@@ -33,7 +33,9 @@ var ErrInvalidOptions = errors.New("invalid build options")
 // Windows release.
 type Variant struct {
 	// Name is "linux" for the non-Windows solve, else the LTSC release
-	// (ltsc2022), or "windows" for a Windows solve without a release.
+	// (ltsc2022), or "windows" for a Windows solve without a release. A
+	// scale-out build that splits the linux solve over several nodes names
+	// the parts linux-amd64, linux-arm64... (see AssignNodes).
 	Name string
 	// Release is the Windows release; zero for the non-Windows solve.
 	Release platform.Release
@@ -45,7 +47,7 @@ type Variant struct {
 }
 
 // IsWindows reports whether the variant builds Windows.
-func (v Variant) IsWindows() bool { return v.Name != "linux" }
+func (v Variant) IsWindows() bool { return len(v.Platforms) > 0 && v.Platforms[0].OS == "windows" }
 
 // WindowsPlatform returns the platform of release r's variant:
 // windows/amd64 with os.version 10.0.BUILD. Preflight, base resolution and

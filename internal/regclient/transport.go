@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -21,6 +22,9 @@ var ErrPlainHTTP = errors.New("refusing plain HTTP to a registry that is not on 
 // an oversized manifest or content that does not match its digest as an
 // error of the request.
 type guardTransport struct {
+	// sent remembers requests with a body that went out once, so that a
+	// retry layer above re-sending the same *http.Request gets a fresh body.
+	sent          sync.Map
 	next          http.RoundTripper
 	n             *atomic.Int64
 	insecure      bool
@@ -34,7 +38,7 @@ func (g *guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("%s: %w", r.URL.Host, ErrPlainHTTP)
 	}
 	for attempt := 0; ; attempt++ {
-		resp, err := g.send(r)
+		resp, err := g.send(r, attempt > 0 || g.seen(r))
 		if err != nil {
 			return nil, err
 		}
@@ -49,11 +53,23 @@ func (g *guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 }
 
-// send sends r once, with a fresh body when the request can make one, so
-// that a retried PUT sends its bytes again.
-func (g *guardTransport) send(r *http.Request) (*http.Response, error) {
+// seen reports whether r, a request with a body, was sent before, and
+// remembers it.
+func (g *guardTransport) seen(r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	_, loaded := g.sent.LoadOrStore(r, struct{}{})
+	return loaded
+}
+
+// send sends r once. A re-send takes a fresh body when the request can make
+// one, so that a retried PUT sends its bytes again; the first attempt sends
+// r.Body as it is, because GetBody on a streamed upload would open the source
+// blob a second time (and hold a second read slot while the first waits).
+func (g *guardTransport) send(r *http.Request, resend bool) (*http.Response, error) {
 	g.n.Add(1)
-	if r.GetBody == nil || r.Body == nil || r.Body == http.NoBody {
+	if !resend || r.GetBody == nil || r.Body == nil || r.Body == http.NoBody {
 		return g.next.RoundTrip(r)
 	}
 	body, err := r.GetBody()

@@ -18,6 +18,7 @@ import (
 // buildOptions are the flags of imgctl build beyond the variant flags.
 type buildOptions struct {
 	variantFlags
+	nodeFlags
 	tag, builder, progress, metadataFile, syntaxImage string
 	tls                                               build.TLSOptions
 	secrets, ssh, cacheFrom, cacheTo, annotations     []string
@@ -35,17 +36,30 @@ for the Linux platforms and one per Windows release (--windows), each FROM its o
 base (the WINDOWS_BASE build arg), concurrently. The results are merged into one
 index at TAG with every Windows os.version, each manifest annotated with its base
 (org.opencontainers.image.base.name/digest), and verified. TAG is never
-overwritten without --force. Exit 0 on success, 1 on lint findings or a failed
+overwritten without --force.
+
+A build can spread over several BuildKit daemons: --node PLATFORM=ADDR (or a
+--builders file) maps platforms to nodes, e.g. a Linux pool and a Windows node
+running buildkitd.exe. Each node solves its platforms concurrently, progress
+from all of them shows in one view, and the results are merged into one index.
+Platforms without a node go to --builder or $BUILDKIT_HOST. A RUN in a Windows
+stage is allowed only on a --node windows... whose daemon has a Windows worker.
+Exit 0 on success, 1 on lint findings or a failed
 verify, 2 on usage, builder, build or registry errors.`,
 		Example: `  imgctl build -t reg.example.com/hello:1.0 --windows ltsc2022,ltsc2025 examples/hello
   imgctl build --builder tcp://buildkitd:1234 --tlscacert ca.pem --tlscert cert.pem --tlskey key.pem \
     -t reg.example.com/hello:1.0 --windows-base-template reg.example.com/nanoserver:{ltsc} \
-    --windows ltsc2022,ltsc2025 --metadata-file build.json .`,
+    --windows ltsc2022,ltsc2025 --metadata-file build.json .
+  imgctl build --node linux/amd64=tcp://bk-amd64:1234 --node linux/arm64=tcp://bk-arm64:1234 \
+    --node windows=tcp://bk-win:1234 --tlscacert ca.pem --tlscert cert.pem --tlskey key.pem \
+    -t reg.example.com/hello:1.0 --windows ltsc2022 .
+  imgctl build --builders builders.yaml -t reg.example.com/hello:1.0 --windows ltsc2022,ltsc2025 .`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args[0]) },
 	}
 	fl := cmd.Flags()
-	o.add(fl)
+	o.variantFlags.add(fl)
+	o.nodeFlags.add(fl)
 	fl.StringVarP(&o.tag, "tag", "t", "", "tag to push the index to (required; never overwritten without --force)")
 	fl.BoolVar(&o.force, "force", false, "overwrite an existing tag")
 	fl.StringVar(&o.builder, "builder", "", "BuildKit address: unix://, tcp://, docker-container://NAME (default $BUILDKIT_HOST, else "+build.DefaultBuilderAddress+")")
@@ -81,8 +95,13 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 	bo.Tag, bo.Force, bo.Registry, bo.NoCache, bo.SyntaxImage = tag, o.force, rc, o.noCache, o.syntaxImage
 	bo.Builder = build.ResolveBuilder(o.builder, os.Getenv)
 	bo.Builder.TLS = o.tls
-	if err := bo.Builder.Validate(); err != nil {
-		return bo, fmt.Errorf("%w: %w", ErrUsage, err)
+	if err := o.nodeFlags.apply(&bo, o.tls); err != nil {
+		return bo, err
+	}
+	if bo.Builder.Addr != "" {
+		if err := bo.Builder.Validate(); err != nil {
+			return bo, fmt.Errorf("%w: %w", ErrUsage, err)
+		}
 	}
 	bo.Logger, bo.Stderr = ro.logger(cmd), cmd.ErrOrStderr()
 	if bo.Annotations, err = keyValues("--annotation", o.annotations, false); err != nil {

@@ -62,7 +62,7 @@ network or registry errors.`,
 			}
 			gate.Remote = rc.Remote(cmd.Context())
 			rep := gate.Check(cmd.Context(), f.ref.String(), f.ref.Context(), snap)
-			mergeNodes(cmd, snap, rep, len(vo.Targets) > 0)
+			mergeNodes(cmd, snap, rep, len(gate.Verify.Targets) > 0)
 			ro.logger(cmd).Info("verify", "ref", f.ref.String(), "requests", rc.Requests())
 			if ro.verbose {
 				fmt.Fprintf(cmd.ErrOrStderr(), "verify: %d registry requests\n", rc.Requests())

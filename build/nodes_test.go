@@ -1,0 +1,196 @@
+package build
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/moby/buildkit/client"
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+)
+
+func mustNode(t *testing.T, s string) Node {
+	t.Helper()
+	n, err := ParseNode(s, TLSOptions{CACert: "ca.pem"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestParseNode(t *testing.T) {
+	for in, want := range map[string]string{
+		"windows=tcp://win:1234":            "windows",
+		"linux/amd64=unix:///run/bk.sock":   "linux/amd64",
+		"linux/arm64/v8=tcp://arm:1234":     "linux/arm64",
+		"ltsc2025=tcp://win25:1234":         "windows/amd64:10.0.26100",
+		"windows/amd64=tcp://win:1234":      "windows/amd64",
+		" Windows = tcp://win:1234":         "windows",
+		"linux/arm/v7=docker-container://x": "linux/arm/v7",
+	} {
+		n, err := ParseNode(in, TLSOptions{})
+		if err != nil {
+			t.Errorf("%q: %v", in, err)
+			continue
+		}
+		if got := FormatNodePlatform(n.Platform); got != want || n.Builder.Source != SourceNode {
+			t.Errorf("%q: platform %q source %q, want %q", in, got, n.Builder.Source, want)
+		}
+	}
+	for _, in := range []string{"windows", "windows=", "=tcp://x:1", "linux/amd64/v1/x=tcp://x:1", "Lin ux=tcp://x:1"} {
+		if _, err := ParseNode(in, TLSOptions{}); !errors.Is(err, ErrInvalidNode) {
+			t.Errorf("%q: err = %v, want ErrInvalidNode", in, err)
+		}
+	}
+	if n := mustNode(t, "linux/amd64=unix:///s"); n.Builder.TLS.enabled() {
+		t.Error("a unix:// node took the TLS flags")
+	}
+	if n := mustNode(t, "windows=tcp://win:1234"); n.Builder.TLS.CACert != "ca.pem" {
+		t.Error("a tcp:// node lacks the TLS flags")
+	}
+}
+
+func testVariants(t *testing.T) []Variant {
+	t.Helper()
+	vs, err := PlanVariants(VariantOptions{Windows: []string{"ltsc2022", "ltsc2025"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vs
+}
+
+func names(vs []Variant) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.Name+"@"+formatPlatforms(v.Platforms))
+	}
+	return out
+}
+
+func TestAssignNodes(t *testing.T) {
+	vs := testVariants(t)
+	// Linux platforms sharing a node stay in one solve; each Windows variant goes to the windows node.
+	nodes := []Node{mustNode(t, "linux/amd64=tcp://a:1"), mustNode(t, "linux/arm64=tcp://a:1"), mustNode(t, "windows=tcp://w:1")}
+	got, as, err := AssignNodes(vs, nodes, Builder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Name != "linux" || len(got[0].Platforms) != 2 || as[0].Builder.Addr != "tcp://a:1" ||
+		as[0].Label != "linux/amd64,linux/arm64" || as[0].Windows {
+		t.Errorf("linux: %v %+v", names(got), as)
+	}
+	for i := 1; i < 3; i++ {
+		if as[i].Builder.Addr != "tcp://w:1" || !as[i].Windows || as[i].Label != "windows" || !got[i].IsWindows() {
+			t.Errorf("variant %s: %+v", got[i].Name, as[i])
+		}
+	}
+	// Different nodes split the linux solve; a release node beats the OS node.
+	nodes = []Node{mustNode(t, "linux/amd64=tcp://a:1"), mustNode(t, "linux=tcp://b:1"),
+		mustNode(t, "windows=tcp://w:1"), mustNode(t, "ltsc2025=tcp://w25:1")}
+	got, as, err = AssignNodes(vs, nodes, Builder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"linux-amd64@linux/amd64", "linux-arm64@linux/arm64", "ltsc2022@windows(10.0.20348)/amd64", "ltsc2025@windows(10.0.26100)/amd64"}
+	if !slices.Equal(names(got), want) {
+		t.Errorf("variants %v, want %v", names(got), want)
+	}
+	var addrs []string
+	for _, a := range as {
+		addrs = append(addrs, a.Builder.Addr)
+	}
+	if !slices.Equal(addrs, []string{"tcp://a:1", "tcp://b:1", "tcp://w:1", "tcp://w25:1"}) || got[0].IsWindows() {
+		t.Errorf("addresses %v", addrs)
+	}
+}
+
+func TestAssignNodesFallback(t *testing.T) {
+	vs := testVariants(t)
+	_, _, err := AssignNodes(vs, []Node{mustNode(t, "linux/amd64=tcp://a:1")}, Builder{})
+	if !errors.Is(err, ErrUnmappedPlatforms) || !strings.Contains(err.Error(), "linux/arm64, windows/amd64:10.0.20348, windows/amd64:10.0.26100") {
+		t.Errorf("err = %v", err)
+	}
+	fb := Builder{Addr: "unix:///fb.sock", Source: SourceFlag}
+	got, as, err := AssignNodes(vs, []Node{mustNode(t, "windows=tcp://w:1")}, fb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || as[0].Builder != fb || as[0].Label != FallbackLabel || as[0].Windows || as[1].Builder.Addr != "tcp://w:1" {
+		t.Errorf("%v %+v", names(got), as)
+	}
+	// Without nodes every variant goes to the builder, unlabelled.
+	got, as, err = AssignNodes(vs, nil, fb)
+	if err != nil || len(got) != 3 || as[2] != (Assignment{Builder: fb}) {
+		t.Errorf("%v %+v %v", names(got), as, err)
+	}
+	for _, bad := range [][]Node{
+		{mustNode(t, "windows=tcp://w:1"), mustNode(t, "windows=tcp://x:1")},
+		{mustNode(t, "windows=tcp://w:1"), {Platform: v1.Platform{OS: "linux"}, Builder: Builder{Addr: "tcp://w:1"}}},
+	} {
+		if _, _, err := AssignNodes(vs, bad, fb); !errors.Is(err, ErrInvalidNode) {
+			t.Errorf("%v: err = %v, want ErrInvalidNode", bad, err)
+		}
+	}
+}
+
+func workers(oses ...string) []*client.WorkerInfo {
+	w := &client.WorkerInfo{ID: "w0"}
+	for _, os := range oses {
+		w.Platforms = append(w.Platforms, ocispecs.Platform{OS: os, Architecture: "amd64"})
+	}
+	return []*client.WorkerInfo{w}
+}
+
+func TestNativeWindows(t *testing.T) {
+	win := Assignment{Builder: Builder{Addr: "tcp://w:1"}, Windows: true}
+	for _, c := range []struct {
+		a    Assignment
+		ws   []*client.WorkerInfo
+		want bool
+	}{
+		{win, workers("windows"), true},
+		{win, workers("linux", "windows"), true},
+		{win, workers("linux"), false}, // a Linux daemon standing in for the Windows node
+		{win, nil, false},
+		{Assignment{Builder: win.Builder}, workers("windows"), false}, // not mapped as a Windows node
+	} {
+		if got := NativeWindows(c.a, c.ws); got != c.want {
+			t.Errorf("NativeWindows(%+v, %d workers) = %t", c.a, len(c.ws), got)
+		}
+	}
+}
+
+func TestWaiveRunInWindows(t *testing.T) {
+	dir := t.TempDir()
+	df := filepath.Join(dir, "Dockerfile")
+	src := "FROM scratch AS final-linux\nFROM mcr.microsoft.com/windows/servercore:ltsc2022 AS final-windows\nRUN msiexec /i app.msi\nFROM final-${TARGETOS}\n"
+	if err := os.WriteFile(df, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{ContextDir: dir, Variants: VariantOptions{Windows: []string{"ltsc2022"}},
+		Nodes: []Node{mustNode(t, "linux=tcp://l:1"), mustNode(t, "windows=tcp://w:1")}}
+	p, err := Prepare(o)
+	var pe *PreflightError
+	if !errors.As(err, &pe) || pe.Findings[0].Rule != RuleRunInWindowsStage || !p.waivable(err) {
+		t.Fatalf("Prepare: %v", err)
+	}
+	if err := p.applyWaivers([][]*client.WorkerInfo{workers("linux"), workers("linux")}); !errors.As(err, &pe) {
+		t.Errorf("Linux stand-in: err = %v, want the RUN finding", err)
+	}
+	if err := p.applyWaivers([][]*client.WorkerInfo{workers("linux"), workers("windows")}); err != nil {
+		t.Errorf("native Windows node: err = %v, want nil", err)
+	}
+	// Without a Windows node the finding stops the build before any daemon.
+	o.Nodes = []Node{mustNode(t, "linux=tcp://l:1"), mustNode(t, "windows/amd64:10.0.26100=tcp://w:1")}
+	o.Builder = Builder{Addr: "tcp://fb:1"}
+	if p, err = Prepare(o); p.waivable(err) || err == nil {
+		t.Errorf("fallback builder: waivable, err = %v", err)
+	}
+	if f := WaiveRunInWindows(pe.Findings, false); len(f) != len(pe.Findings) {
+		t.Error("waived without a native node")
+	}
+}

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/imgctl/imgctl/build"
+)
+
+// nodeFlags are imgctl build's scale-out flags: which BuildKit node builds
+// which platforms.
+type nodeFlags struct {
+	nodes        []string
+	buildersFile string
+}
+
+func (f *nodeFlags) add(fl *pflag.FlagSet) {
+	fl.StringArrayVar(&f.nodes, "node", nil, "BuildKit node for a platform, PLATFORM=ADDR, repeatable; PLATFORM is linux/amd64, linux/arm64, windows, "+
+		"windows/amd64:10.0.26100 or ltsc2025; tcp:// nodes use the --tls* flags; platforms without a node go to --builder or $BUILDKIT_HOST")
+	fl.StringVar(&f.buildersFile, "builders", "", "YAML or JSON file of nodes: a list of {platform, address, tls: {ca, cert, key, server_name}} (--node wins for the same platform)")
+}
+
+// apply sets bo.Nodes from the builders file and --node (which replaces a
+// file entry of the same platform). With nodes, the builder from --builder
+// or $BUILDKIT_HOST is only the fallback, and the default socket is none.
+// Errors wrap ErrUsage.
+func (f *nodeFlags) apply(bo *build.Options, tls build.TLSOptions) error {
+	var nodes []build.Node
+	if f.buildersFile != "" {
+		ns, err := build.LoadBuilders(f.buildersFile)
+		if err != nil {
+			return fmt.Errorf("%w: --builders: %w", ErrUsage, err)
+		}
+		nodes = ns
+	}
+	for _, s := range f.nodes {
+		n, err := build.ParseNode(s, tls)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		if err := n.Builder.Validate(); err != nil {
+			return fmt.Errorf("%w: --node %s: %w", ErrUsage, s, err)
+		}
+		nodes = replaceNode(nodes, n)
+	}
+	if len(nodes) == 0 {
+		return nil
+	}
+	bo.Nodes = nodes
+	switch {
+	case bo.Builder.Source == build.SourceDefault:
+		bo.Builder = build.Builder{}
+	case !strings.HasPrefix(bo.Builder.Addr, "tcp://"):
+		bo.Builder.TLS = build.TLSOptions{} // the --tls* flags are for the tcp:// nodes
+	}
+	return nil
+}
+
+// replaceNode puts n in place of a node of the same platform, else appends it.
+func replaceNode(nodes []build.Node, n build.Node) []build.Node {
+	k := build.FormatNodePlatform(n.Platform)
+	for i, m := range nodes {
+		if build.FormatNodePlatform(m.Platform) == k && m.Builder.Source != build.SourceNode {
+			nodes[i] = n
+			return nodes
+		}
+	}
+	return append(nodes, n)
+}
