@@ -1,7 +1,6 @@
 package build
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/moby/buildkit/frontend/dockerfile/parser"
 
 	"github.com/imgctl/imgctl/platform"
 )
@@ -44,22 +42,13 @@ type FinalBase struct {
 // and returns, for every platform in opts, the image that the target stage
 // ultimately builds FROM (following FROM other-stage chains).
 func FinalBases(dockerfile []byte, file string, opts PreflightOptions) ([]FinalBase, error) {
-	res, err := parser.Parse(bytes.NewReader(dockerfile))
+	df, err := parseDockerfile(dockerfile, file)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidDockerfile, file, err)
-	}
-	_, skip := execFormFindings(res.AST, file)
-	stages, metaArgs, err := parseInstructions(res.AST, skip)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidDockerfile, file, err)
-	}
-	targets := opts.Platforms
-	if len(targets) == 0 {
-		targets = []v1.Platform{buildPlatform}
+		return nil, err
 	}
 	var out []FinalBase
-	for _, p := range targets {
-		g, err := resolveStages(stages, metaArgs, res.EscapeToken, p, opts)
+	for _, p := range df.targets(opts) {
+		g, err := df.resolve(p, opts)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidDockerfile, file, err)
 		}

@@ -62,6 +62,34 @@ func Preflight(r io.Reader, file string, opts PreflightOptions) ([]Finding, erro
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", file, err)
 	}
+	df, err := parseDockerfile(dt, file)
+	if err != nil {
+		return nil, err
+	}
+	findings := df.findings
+	for _, p := range df.targets(opts) {
+		g, err := df.resolve(p, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidDockerfile, file, err)
+		}
+		findings = append(findings, windowsStageFindings(g, file, p, df.skip)...)
+	}
+	slices.SortFunc(findings, compareFindings)
+	return slices.CompactFunc(findings, func(a, b Finding) bool { return a == b }), nil
+}
+
+// dockerfile is a Dockerfile parsed once for Preflight and FinalBases.
+type dockerfile struct {
+	escape   rune
+	findings []Finding // invalid exec forms, found while parsing
+	skip     map[*parser.Node]bool
+	stages   []instructions.Stage
+	metaArgs []instructions.ArgCommand
+}
+
+// parseDockerfile parses with BuildKit's parser and instructions, skipping
+// the instructions whose exec form is invalid (they are findings instead).
+func parseDockerfile(dt []byte, file string) (*dockerfile, error) {
 	res, err := parser.Parse(bytes.NewReader(dt))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidDockerfile, file, err)
@@ -71,19 +99,21 @@ func Preflight(r io.Reader, file string, opts PreflightOptions) ([]Finding, erro
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidDockerfile, file, err)
 	}
-	targets := opts.Platforms
-	if len(targets) == 0 {
-		targets = []v1.Platform{buildPlatform}
+	return &dockerfile{escape: res.EscapeToken, findings: findings, skip: skip, stages: stages, metaArgs: metaArgs}, nil
+}
+
+// targets returns the platforms to check: opts', or the build platform as
+// BuildKit defaults.
+func (d *dockerfile) targets(opts PreflightOptions) []v1.Platform {
+	if len(opts.Platforms) == 0 {
+		return []v1.Platform{buildPlatform}
 	}
-	for _, p := range targets {
-		g, err := resolveStages(stages, metaArgs, res.EscapeToken, p, opts)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidDockerfile, file, err)
-		}
-		findings = append(findings, windowsStageFindings(g, file, p, skip)...)
-	}
-	slices.SortFunc(findings, compareFindings)
-	return slices.CompactFunc(findings, func(a, b Finding) bool { return a == b }), nil
+	return opts.Platforms
+}
+
+// resolve builds the stage graph for one target platform.
+func (d *dockerfile) resolve(p v1.Platform, opts PreflightOptions) (*stageGraph, error) {
+	return resolveStages(d.stages, d.metaArgs, d.escape, p, opts)
 }
 
 // parseInstructions is instructions.Parse, except that it leaves out the nodes

@@ -13,9 +13,9 @@ import (
 
 // Annotations BuildKit puts on attestation manifest descriptors.
 const (
-	AnnotationReferenceType   = "vnd.docker.reference.type"
-	AnnotationReferenceDigest = "vnd.docker.reference.digest"
-	AttestationManifest       = "attestation-manifest"
+	AnnotationReferenceType   = platform.AnnotationReferenceType
+	AnnotationReferenceDigest = platform.AnnotationReferenceDigest
+	AttestationManifest       = platform.AttestationManifest
 )
 
 // Entry is one child of the index being built.
@@ -41,14 +41,12 @@ type Entry struct {
 
 // IsAttestation reports whether the entry is a BuildKit attestation manifest.
 func (e *Entry) IsAttestation() bool {
-	return e.Descriptor.Annotations[AnnotationReferenceType] == AttestationManifest ||
-		platform.IsAttestation(e.Descriptor.Platform)
+	return platform.IsAttestationDescriptor(e.Descriptor)
 }
 
 // Subject returns the digest an attestation refers to.
 func (e *Entry) Subject() (v1.Hash, bool) {
-	h, err := v1.NewHash(e.Descriptor.Annotations[AnnotationReferenceDigest])
-	return h, err == nil
+	return platform.AttestationSubject(e.Descriptor)
 }
 
 // String names the entry for notes: platform, digest and source.

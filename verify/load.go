@@ -13,9 +13,9 @@ import (
 
 // Annotations BuildKit puts on attestation manifest descriptors.
 const (
-	AnnotationReferenceType   = "vnd.docker.reference.type"
-	AnnotationReferenceDigest = "vnd.docker.reference.digest"
-	AttestationManifest       = "attestation-manifest"
+	AnnotationReferenceType   = platform.AnnotationReferenceType
+	AnnotationReferenceDigest = platform.AnnotationReferenceDigest
+	AttestationManifest       = platform.AttestationManifest
 )
 
 // Entry is one child of an index with what verify read of it.
@@ -30,8 +30,7 @@ type Entry struct {
 // IsAttestation reports whether the entry is a BuildKit attestation
 // manifest.
 func (e Entry) IsAttestation() bool {
-	return e.Descriptor.Annotations[AnnotationReferenceType] == AttestationManifest ||
-		platform.IsAttestation(e.Descriptor.Platform)
+	return platform.IsAttestationDescriptor(e.Descriptor)
 }
 
 // ConfigPlatform returns the platform the image config declares, or nil.
