@@ -57,6 +57,9 @@ type Fault struct {
 	Method string
 	// Repo, when set, limits the fault to one repository.
 	Repo string
+	// Suffix, when set, limits the fault to request paths that end with it,
+	// e.g. ".sig" for cosign signature tags.
+	Suffix string
 	// First faults only the first First matching requests.
 	First int
 	// Every faults every Every-th matching request (the Every-th, the
@@ -74,6 +77,9 @@ type Fault struct {
 // matches reports whether the fault applies to a request's route.
 func (f *Fault) matches(req *http.Request) bool {
 	if f.Method != "" && f.Method != req.Method {
+		return false
+	}
+	if f.Suffix != "" && !strings.HasSuffix(req.URL.Path, f.Suffix) {
 		return false
 	}
 	k, repo := classify(req.URL.Path)

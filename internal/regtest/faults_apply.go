@@ -19,6 +19,7 @@ func (f *Fault) apply(w http.ResponseWriter, req *http.Request, next http.Handle
 		code, _ := strconv.Atoi(string(f.Kind))
 		mark()
 		writeError(w, code, "UNAVAILABLE", "injected fault "+string(f.Kind))
+		return // the registry never sees the request: a failed PUT must not land
 	case Fault429:
 		ra := f.RetryAfter
 		if ra == "" {
@@ -27,6 +28,7 @@ func (f *Fault) apply(w http.ResponseWriter, req *http.Request, next http.Handle
 		w.Header().Set("Retry-After", ra)
 		mark()
 		writeError(w, http.StatusTooManyRequests, "TOOMANYREQUESTS", "injected fault 429")
+		return
 	case FaultSlow:
 		d := f.Delay
 		if d == 0 {
