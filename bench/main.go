@@ -37,6 +37,7 @@ type options struct {
 	tools      string
 	skipVerify bool
 	trace      string
+	buildRuns  int
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -49,11 +50,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.tools, "tools", "", "comma-separated tool names to run (default all)")
 	fs.BoolVar(&o.skipVerify, "skip-verify-row", false, "do not measure imgctl with its post-push verification on")
 	fs.StringVar(&o.trace, "trace", "", "write every run's requests to DIR/<case>/<tool>-runN.log")
+	fs.IntVar(&o.buildRuns, "build-runs", 0, "measured runs per tool of the build cases build-linux and build-windows (default -runs)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.runs < 1 {
+	if o.runs < 1 || o.buildRuns < 0 {
 		return errors.New("-runs must be at least 1")
+	}
+	if o.buildRuns == 0 {
+		o.buildRuns = o.runs
 	}
 	root, err := moduleRoot()
 	if err != nil {
@@ -78,8 +83,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	tools = filter(tools, o.tools, tool.Name)
 	cs := filter(cases(), o.cases, benchCase.Name)
+	// The build cases have their own tools, registry and buildkitd (build.go).
+	var brep *buildReport
+	if bcs := filter(buildCases(), o.cases, buildCaseName); len(bcs) > 0 {
+		if brep, err = runBuildCases(ctx, bcs, o, root, binDir, work, stderr); err != nil {
+			return err
+		}
+	}
 	if len(tools) == 0 || len(cs) == 0 {
-		return errors.New("no tools or no cases selected")
+		if brep == nil {
+			return errors.New("no tools or no cases selected")
+		}
+		if err := writeResults(ctx, o.out, "", brep); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%swrote %s\n", brep.goalText(), o.out)
+		return nil
 	}
 	for _, t := range tools {
 		fmt.Fprintf(stderr, "installing %s\n", t.Name())
@@ -121,10 +140,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(o.out, []byte(md), 0o644); err != nil {
+	if err := writeResults(ctx, o.out, md, brep); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s\nwrote %s\n", rep.goalText(), o.out)
+	fmt.Fprintf(stdout, "%s%s\nwrote %s\n", rep.goalText(), brep.goalText(), o.out)
 	return nil
 }
 
