@@ -115,7 +115,7 @@ func (c *byteCounter) middleware(next http.Handler) http.Handler {
 			body = &countingBody{ReadCloser: req.Body, keep: kind == "manifests"}
 			req.Body = body
 		}
-		cw := &countingResponse{ResponseWriter: w}
+		cw := &regtest.CountingWriter{ResponseWriter: w}
 		next.ServeHTTP(cw, req)
 
 		c.mu.Lock()
@@ -125,12 +125,12 @@ func (c *byteCounter) middleware(next http.Handler) http.Handler {
 			in = body.n
 		}
 		if c.tracing {
-			c.trace = append(c.trace, fmt.Sprintf("%-6s %3d %8d %8d %s", req.Method, cw.code(), in, cw.n, req.URL.RequestURI()))
+			c.trace = append(c.trace, fmt.Sprintf("%-6s %3d %8d %8d %s", req.Method, cw.Status(), in, cw.Bytes(), req.URL.RequestURI()))
 		}
 		switch kind {
 		case "manifests":
 			if req.Method == http.MethodGet {
-				c.b.Manifest += cw.n
+				c.b.Manifest += cw.Bytes()
 			}
 			c.b.Manifest += in
 			if body != nil {
@@ -138,7 +138,7 @@ func (c *byteCounter) middleware(next http.Handler) http.Handler {
 			}
 		case "blobs":
 			if req.Method == http.MethodGet {
-				c.add(last, cw.n)
+				c.add(last, cw.Bytes())
 			}
 		case "uploads":
 			digest := req.URL.Query().Get("digest")
@@ -160,39 +160,6 @@ func (c *byteCounter) middleware(next http.Handler) http.Handler {
 		}
 	})
 }
-
-// countingResponse counts response body bytes and keeps the status.
-type countingResponse struct {
-	http.ResponseWriter
-	status int
-	n      int64
-}
-
-func (w *countingResponse) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *countingResponse) code() int {
-	if w.status == 0 {
-		return http.StatusOK
-	}
-	return w.status
-}
-
-func (w *countingResponse) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	n, err := w.ResponseWriter.Write(b)
-	w.n += int64(n)
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *countingResponse) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // countingBody counts request body bytes and, with keep, keeps them.
 type countingBody struct {

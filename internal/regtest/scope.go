@@ -57,7 +57,7 @@ func (s *scope) middleware(next http.Handler) http.Handler {
 				return
 			}
 		}
-		cw := &countingWriter{ResponseWriter: w}
+		cw := &CountingWriter{ResponseWriter: w}
 		next.ServeHTTP(cw, req)
 		if k == kindUpload && (req.Method == http.MethodPut || req.Method == http.MethodPost) &&
 			cw.status == http.StatusCreated {

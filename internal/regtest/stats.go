@@ -143,7 +143,7 @@ func (r *recorder) middleware(next http.Handler) http.Handler {
 		k, _ := classify(req.URL.Path)
 		r.countRequest(req.Method, k)
 
-		cw := &countingWriter{ResponseWriter: w}
+		cw := &CountingWriter{ResponseWriter: w}
 		var body *countingReader
 		if k == kindUpload && req.Body != nil {
 			body = &countingReader{ReadCloser: req.Body}
@@ -167,21 +167,22 @@ func (r *recorder) middleware(next http.Handler) http.Handler {
 	})
 }
 
-// countingWriter records the status and the number of body bytes written.
-type countingWriter struct {
+// CountingWriter is an http.ResponseWriter that records the status and the
+// number of body bytes written, for middleware that measures a registry.
+type CountingWriter struct {
 	http.ResponseWriter
 	status int
 	n      int64
 }
 
-func (w *countingWriter) WriteHeader(code int) {
+func (w *CountingWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *countingWriter) Write(b []byte) (int, error) {
+func (w *CountingWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
@@ -191,7 +192,18 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.
-func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *CountingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Status returns the status written, 200 when only a body was written.
+func (w *CountingWriter) Status() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
+}
+
+// Bytes returns the number of body bytes written.
+func (w *CountingWriter) Bytes() int64 { return w.n }
 
 // countingReader counts the bytes read from a request body.
 type countingReader struct {
