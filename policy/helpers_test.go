@@ -2,21 +2,18 @@ package policy
 
 import (
 	"context"
-	"crypto"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/sigstore/cosign/v2/pkg/cosign"
-	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/sign"
 	"github.com/imgctl/imgctl/verify"
+
+	"github.com/imgctl/imgctl/internal/signtest"
 )
 
 // testKey is an in-memory ECDSA key with its public key written to a file.
@@ -27,23 +24,8 @@ type testKey struct {
 
 func newKey(t *testing.T) testKey {
 	t.Helper()
-	priv, err := cosign.GeneratePrivateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sv, err := signature.LoadECDSASignerVerifier(priv, crypto.SHA256)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := cryptoutils.MarshalPublicKeyToPEM(priv.Public())
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "cosign.pub")
-	if err := os.WriteFile(path, pub, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return testKey{sv, path}
+	k := signtest.NewKey(t)
+	return testKey{k.Signer, k.PublicPath}
 }
 
 // pushSigned pushes x to reg at repoTag and, unless k is nil, signs it

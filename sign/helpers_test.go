@@ -2,7 +2,6 @@ package sign
 
 import (
 	"context"
-	"crypto"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,12 +10,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/sigstore/cosign/v2/pkg/cosign"
-	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/verify"
+
+	"github.com/imgctl/imgctl/internal/signtest"
 )
 
 var (
@@ -52,19 +51,8 @@ func testKeys(t *testing.T) (a, b *testKey) {
 // encrypted key file (and its slow scrypt).
 func memKey(t *testing.T) *testKey {
 	t.Helper()
-	priv, err := cosign.GeneratePrivateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sv, err := signature.LoadECDSASignerVerifier(priv, crypto.SHA256)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := cryptoutils.MarshalPublicKeyToPEM(priv.Public())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testKey{&KeyPair{Public: pub}, sv}
+	k := signtest.NewKey(t)
+	return &testKey{&KeyPair{Public: k.Public}, k.Signer}
 }
 
 func signer(t *testing.T, k *testKey) signature.SignerVerifier {

@@ -3,18 +3,17 @@ package cli
 import (
 	"bytes"
 	"context"
-	"crypto"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/sigstore/cosign/v2/pkg/cosign"
-	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/sign"
+
+	"github.com/imgctl/imgctl/internal/signtest"
 )
 
 // sigRunIn is run with stdin.
@@ -25,27 +24,11 @@ func sigRunIn(t *testing.T, stdin string, args ...string) (string, string, int) 
 	return out.String(), errb.String(), code
 }
 
-// sigKey makes an in-memory key, without cosign's slow encrypted key file,
-// and writes its public key to a file.
+// sigKey makes an in-memory key and writes its public key to a file.
 func sigKey(t *testing.T) (signature.SignerVerifier, string) {
 	t.Helper()
-	priv, err := cosign.GeneratePrivateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sv, err := signature.LoadECDSASignerVerifier(priv, crypto.SHA256)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := cryptoutils.MarshalPublicKeyToPEM(priv.Public())
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "cosign.pub")
-	if err := os.WriteFile(path, pub, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return sv, path
+	k := signtest.NewKey(t)
+	return k.Signer, k.PublicPath
 }
 
 // sigPush pushes x and, with sv, signs it recursively; it returns the tag
