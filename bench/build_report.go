@@ -104,34 +104,7 @@ func (r *buildReport) section(ctx context.Context, cr caseResult) string {
 			thousands(s.Manifest), thousands(s.Config), thousands(s.Layer), fmtWall(s.Wall), fmtWall(lo), fmtWall(hi))
 	}
 	w("\nWhat each result contains (read back after each run, not counted):\n\n")
-	var names []string
-	for _, tr := range cr.tools {
-		if len(tr.findings) > 0 {
-			for _, f := range tr.findings {
-				names = append(names, f.Name)
-			}
-			break
-		}
-	}
-	w("| tool | %s |\n|---|%s\n", strings.Join(names, " | "), strings.Repeat("---|", len(names)))
-	for _, tr := range cr.tools {
-		switch {
-		case tr.checkErr != nil:
-			w("| %s | check failed: %s |\n", tr.tool.Name(), mdEscape(tr.checkErr.Error()))
-		case tr.findings == nil:
-			w("| %s | no successful run |\n", tr.tool.Name())
-		default:
-			var vs []string
-			for _, f := range tr.findings {
-				vs = append(vs, mdEscape(f.Value))
-			}
-			n := tr.tool.Name()
-			if tr.varies {
-				n += " (varied between runs)"
-			}
-			w("| %s | %s |\n", n, strings.Join(vs, " | "))
-		}
-	}
+	writeResultTable(w, cr.tools)
 	w("\n")
 	for _, tr := range cr.tools {
 		if s := summarize(tr.samples); s.Failed > 0 && s.Failed < s.Runs {

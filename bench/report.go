@@ -81,34 +81,7 @@ func (r *report) markdown(ctx context.Context) (string, error) {
 				thousands(s.Manifest), thousands(s.Config), thousands(s.Layer), fmtWall(s.Wall))
 		}
 		w("\nWhat the result kept:\n\n")
-		var names []string
-		for _, tr := range cr.tools {
-			if len(tr.findings) > 0 {
-				for _, f := range tr.findings {
-					names = append(names, f.Name)
-				}
-				break
-			}
-		}
-		w("| tool | %s |\n|---|%s\n", strings.Join(names, " | "), strings.Repeat("---|", len(names)))
-		for _, tr := range cr.tools {
-			switch {
-			case tr.checkErr != nil:
-				w("| %s | check failed: %s |\n", tr.tool.Name(), mdEscape(tr.checkErr.Error()))
-			case tr.findings == nil:
-				w("| %s | no successful run |\n", tr.tool.Name())
-			default:
-				var vs []string
-				for _, f := range tr.findings {
-					vs = append(vs, f.Value)
-				}
-				name := tr.tool.Name()
-				if tr.varies {
-					name += " (varied between runs)"
-				}
-				w("| %s | %s |\n", name, strings.Join(vs, " | "))
-			}
-		}
+		writeResultTable(w, cr.tools)
 		failures := false
 		for _, tr := range cr.tools {
 			if s := summarize(tr.samples); s.Failed > 0 && s.Failed < s.Runs {
@@ -271,6 +244,39 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// writeResultTable writes what each tool's result contains: one column per
+// finding of the first checked run, one row per tool.
+func writeResultTable(w func(string, ...any), tools []*toolResult) {
+	var names []string
+	for _, tr := range tools {
+		if len(tr.findings) > 0 {
+			for _, f := range tr.findings {
+				names = append(names, f.Name)
+			}
+			break
+		}
+	}
+	w("| tool | %s |\n|---|%s\n", strings.Join(names, " | "), strings.Repeat("---|", len(names)))
+	for _, tr := range tools {
+		switch {
+		case tr.checkErr != nil:
+			w("| %s | check failed: %s |\n", tr.tool.Name(), mdEscape(tr.checkErr.Error()))
+		case tr.findings == nil:
+			w("| %s | no successful run |\n", tr.tool.Name())
+		default:
+			var vs []string
+			for _, f := range tr.findings {
+				vs = append(vs, mdEscape(f.Value))
+			}
+			name := tr.tool.Name()
+			if tr.varies {
+				name += " (varied between runs)"
+			}
+			w("| %s | %s |\n", name, strings.Join(vs, " | "))
+		}
+	}
 }
 
 func mdEscape(s string) string {
