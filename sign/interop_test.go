@@ -18,6 +18,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature/payload"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/signtest"
 )
 
 // TestCosignAcceptsOurSignatures checks every signature Sign wrote with
@@ -57,18 +58,8 @@ func TestWeAcceptCosignSignatures(t *testing.T) {
 	t.Parallel()
 	reg := regtest.New(t)
 	ref := pushIndex(t, reg, "app:1")
-	priv, err := cosign.GeneratePrivateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sv, err := signature.LoadECDSASignerVerifier(priv, crypto.SHA256)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := cryptoutils.MarshalPublicKeyToPEM(priv.Public())
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := signtest.NewKey(t) // made with cosign's and sigstore's code, not this package's
+	sv, pub := key.Signer, key.Public
 	se, err := ociremote.SignedEntity(ref)
 	if err != nil {
 		t.Fatal(err)
