@@ -124,13 +124,17 @@ func (c *buildCase) Describe() string {
 			"-t TARGET --build-arg GOLANG_IMAGE=HOST/golang:1.26 --build-arg LINUX_BASE=HOST/distroless/static:nonroot " +
 			"examples/hello`. buildctl: `buildctl --addr ADDR build --frontend dockerfile.v0 --local context=examples/hello " +
 			"--local dockerfile=examples/hello --opt platform=linux/amd64,linux/arm64 --opt build-arg:GOLANG_IMAGE=... " +
-			"--opt build-arg:LINUX_BASE=... --output type=image,name=TARGET,push=true`."
+			"--opt build-arg:LINUX_BASE=... --output type=image,name=TARGET,push=true`. imgctl's result is that same " +
+			"index, which BuildKit pushes to the tag itself, with the base annotations added; imgctl's own requests " +
+			"are one handshake, the tag check and one GET of the final base, which the solve then uses by digest, " +
+			"so BuildKit does not resolve its tag."
 	}
 	return "The same Dockerfile for linux/amd64, linux/arm64 and one Windows variant per LTSC release (ltsc2022, ltsc2025) " +
 		"on nanoserver-like bases. imgctl: `imgctl build --builder ADDR --progress quiet --no-verify " +
 		"--platform linux/amd64,linux/arm64,windows/amd64 --windows ltsc2022,ltsc2025 " +
 		"--windows-base ltsc2022=HOST/nanoserver:ltsc2022,ltsc2025=HOST/nanoserver:ltsc2025 -t TARGET --build-arg ... " +
-		"examples/hello`: three solves (Linux, and one per release), then one index. buildctl does the same three solves, " +
+		"examples/hello`: three solves (Linux, and one per release), each pushed by digest and read back from the " +
+		"daemon's content store, then one PUT of the index. buildctl does the same three solves, " +
 		"run concurrently (imgctl solves its variants concurrently too): one with `--opt platform=linux/amd64,linux/arm64`, " +
 		"and one per release with `--opt platform=windows/amd64 --opt build-arg:WINDOWS_BASE=HOST/nanoserver:ltsc20xx`, " +
 		"each with `--output type=image,name=TARGET,push-by-digest=true,push=true` and `--metadata-file` for the digest. " +

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -73,6 +74,8 @@ type ResolvedBase struct {
 	Digest v1.Hash
 	// OSVersion is the manifest's os.version (Windows), from its descriptor or config.
 	OSVersion string
+
+	top v1.Hash // what Name points at: Digest, or the index holding it
 }
 
 // ResolveBase finds the manifest of ref for platform p: the image itself,
@@ -84,8 +87,18 @@ func ResolveBase(ctx context.Context, ref name.Reference, p v1.Platform, opts ..
 	if err != nil {
 		return ResolvedBase{}, fmt.Errorf("resolving base %s: %w", ref, err)
 	}
-	rb := ResolvedBase{Name: ref.Name(), Digest: desc.Digest}
+	return pickBase(desc, ref, p, true)
+}
+
+// pickBase picks the manifest for p from a fetched base reference. An
+// image's os.version is in its config, read only with readConfig (one
+// more request); without it OSVersion stays "" for an image.
+func pickBase(desc *remote.Descriptor, ref name.Reference, p v1.Platform, readConfig bool) (ResolvedBase, error) {
+	rb := ResolvedBase{Name: ref.Name(), Digest: desc.Digest, top: desc.Digest}
 	if desc.MediaType.IsImage() {
+		if !readConfig {
+			return rb, nil
+		}
 		img, err := desc.Image()
 		if err == nil {
 			var cf *v1.ConfigFile
@@ -98,11 +111,7 @@ func ResolveBase(ctx context.Context, ref name.Reference, p v1.Platform, opts ..
 		}
 		return rb, nil
 	}
-	idx, err := desc.ImageIndex()
-	if err != nil {
-		return ResolvedBase{}, fmt.Errorf("reading base %s: %w", ref, err)
-	}
-	im, err := idx.IndexManifest()
+	im, err := v1.ParseIndexManifest(bytes.NewReader(desc.Manifest))
 	if err != nil {
 		return ResolvedBase{}, fmt.Errorf("reading base %s: %w", ref, err)
 	}

@@ -9,15 +9,20 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/imgctl/imgctl/index"
+	"github.com/imgctl/imgctl/internal/regclient"
 )
 
 // Build lints the Dockerfile for every variant, refuses an existing tag
 // unless Force, solves every variant on its builder (concurrently, each
 // pushed by digest; with Nodes, each on its node), and merges them into
-// one index at Tag. Preflight findings come back as a *PreflightError
+// one index at Tag (a single Linux solve of several platforms is tagged
+// by BuildKit itself, see Plan.tagsDirectly). Preflight findings come back as a *PreflightError
 // before any builder is contacted, except a RUN in a Windows stage mapped
 // to a Windows node: that one is checked against the node's workers and
 // dropped when the node is native Windows (see NativeWindows).
@@ -36,40 +41,64 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	if err != nil && !p.waivable(err) {
 		return nil, err
 	}
-	if err := checkTag(ctx, o); err != nil {
-		return nil, err
-	}
-	conns, err := p.connect(ctx)
+	// One authenticated transport per registry for the whole build: the
+	// tag check, the base reads and the merge share one handshake.
+	sess := rc.NewSession(p.baseRepos(rc), []name.Repository{o.Tag.Context()})
+	conns, err := p.prepareIO(ctx, &o, sess)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = conns.close() }()
-	if err := p.applyWaivers(conns.workers); err != nil {
-		return nil, err
-	}
-	if err := p.resolveBases(ctx, rc); err != nil {
-		return nil, err
-	}
 	dfDir, cleanup, err := p.dockerfileDir()
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	digests, err := p.solveAll(ctx, conns, &o, dfDir)
+	exps, err := p.solveAll(ctx, conns, &o, sess, dfDir)
 	closeStatus()
 	if err != nil {
 		return nil, err
 	}
-	log.Info("merging", "variants", len(digests), "tag", o.Tag.String())
-	sources := p.sources(o.Tag, digests)
-	res, err := index.Create(ctx, o.Tag, sources, index.Options{
-		Remote: rc.Remote(ctx), Logger: log, Annotations: o.Annotations, Force: o.Force,
-		Transport: rc.RoundTripper(), Keychain: rc.Keychain,
-	})
+	for i, ex := range exps {
+		if err := p.checkBuilt(i, ex); err != nil {
+			return nil, err
+		}
+	}
+	log.Info("merging", "variants", len(exps), "tag", o.Tag.String())
+	res, err := p.publish(ctx, &o, sess, exps)
 	if err != nil {
 		return nil, fmt.Errorf("merging into %s: %w", o.Tag, err)
 	}
+	digests := make([]v1.Hash, len(exps))
+	for i, ex := range exps {
+		digests[i] = ex.Top.Digest
+	}
 	return p.result(res, digests)
+}
+
+// prepareIO does, concurrently, what precedes the solves: the tag check,
+// the base resolution and the connection to every daemon (with the
+// waivers that need its workers). On error it closes what it opened.
+func (p *Plan) prepareIO(ctx context.Context, o *Options, sess *regclient.Session) (*connections, error) {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return checkTag(gctx, o, sess) })
+	g.Go(func() error { return p.resolveBases(gctx, o.registry(), sess) })
+	conns, err := p.connect(ctx)
+	if err == nil {
+		err = p.applyWaivers(conns.workers)
+	}
+	// A taken tag or a missing base is the error to report, even when the
+	// daemon is unreachable too: the user cannot build there either way.
+	if werr := g.Wait(); werr != nil {
+		err = werr
+	}
+	if err != nil {
+		if conns != nil {
+			_ = conns.close()
+		}
+		return nil, err
+	}
+	return conns, nil
 }
 
 // Plan is a build checked and split into variants, ready to solve.
@@ -135,11 +164,15 @@ func Prepare(o Options) (*Plan, error) {
 }
 
 // checkTag refuses an existing tag unless Force, before anything is solved.
-func checkTag(ctx context.Context, o Options) error {
+func checkTag(ctx context.Context, o *Options, sess *regclient.Session) error {
 	if o.Force {
 		return nil
 	}
-	desc, err := remote.Head(o.Tag, o.Registry.Remote(ctx)...)
+	opts, err := sess.Remote(ctx, o.Tag.Context())
+	if err != nil {
+		return err
+	}
+	desc, err := remote.Head(o.Tag, opts...)
 	if isNotFound(err) {
 		return nil
 	}

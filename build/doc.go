@@ -28,13 +28,31 @@
 // --build-arg WINDOWS_BASE, that value wins. Each Windows solve asks BuildKit
 // for plain windows/amd64: a requested os.version would replace the base's
 // full os.version in the image config, so TARGETOSVERSION stays empty and
-// WINDOWS_BASE is the way to tell the variants apart. Before solving, Build
-// refuses a base whose os.version is not of the variant's release.
+// WINDOWS_BASE is the way to tell the variants apart. Build refuses a base
+// whose os.version is not of the variant's release: before solving when
+// the base is an index (its descriptors say), else from the built config,
+// before anything is tagged.
 //
-// Each solve pushes its result by digest into the target repository (no tag);
-// index.Create then merges them into one index at the target tag, filling
-// every Windows descriptor's os.version from its config when BuildKit did not
-// set it. Nothing is tagged unless every solve succeeded.
+// # Publishing, and what it costs the registry
+//
+// Each solve pushes its result by digest into the target repository (no
+// tag). Build then reads what was pushed (the index or manifest, each
+// manifest and config) from the daemon's content store over the same gRPC
+// connection, not back from the registry, and index.PublishPrepared PUTs
+// one index at the tag with every child's platform, os.version included,
+// taken from its config. A single solve of several platforms, none
+// Windows, is already that index: BuildKit pushes it to the tag itself
+// (Plan.tagsDirectly), with the index annotations. Nothing is tagged
+// unless every solve succeeded.
+//
+// imgctl's own registry traffic is one handshake per registry
+// (regclient.Session), one HEAD of the tag before anything is solved, one
+// GET per distinct base reference and the index PUT. Each base is then
+// pinned for the solve by the digest that GET returned, through the
+// Dockerfile frontend's named contexts (context:NAME=docker-image://
+// NAME@DIGEST): the image is built on exactly the base its annotations
+// name, even if the tag moves meanwhile, and BuildKit does not resolve the
+// tag again. bench/RESULTS.md compares this with raw buildctl.
 //
 // # Scale-out builds
 //

@@ -1,76 +1,16 @@
 package build
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/imgctl/imgctl/index"
-	"github.com/imgctl/imgctl/internal/regclient"
 	"github.com/imgctl/imgctl/platform"
 )
-
-// resolveBases pins the final base of every platform of every variant.
-func (p *Plan) resolveBases(ctx context.Context, rc *regclient.Options) error {
-	p.resolved = map[string]ResolvedBase{}
-	for i, fbs := range p.Bases {
-		for _, fb := range fbs {
-			if fb.Name == "" {
-				continue
-			}
-			k := resolvedKey(fb)
-			if rb, ok := p.resolved[k]; ok {
-				if err := checkRelease(p.Variants[i], fb, rb); err != nil {
-					return err
-				}
-				continue
-			}
-			ref, err := rc.ParseReference(fb.Name)
-			if err != nil {
-				return fmt.Errorf("base of stage %s (line %d): %w", fb.Stage, fb.Line, err)
-			}
-			rb, err := ResolveBase(ctx, ref, fb.StagePlatform, rc.Remote(ctx)...)
-			if err != nil {
-				return err
-			}
-			if err := checkRelease(p.Variants[i], fb, rb); err != nil {
-				return err
-			}
-			p.resolved[k] = rb
-		}
-	}
-	return nil
-}
-
-func resolvedKey(fb FinalBase) string {
-	return fb.Name + "|" + platform.Key(fb.StagePlatform)
-}
-
-// resolvedFor returns variant i's resolved bases by platform.Key of the
-// target platform.
-func (p *Plan) resolvedFor(i int) map[string]ResolvedBase {
-	out := map[string]ResolvedBase{}
-	for _, fb := range p.Bases[i] {
-		if rb, ok := p.resolved[resolvedKey(fb)]; ok && fb.Name != "" {
-			out[platform.Key(fb.Platform)] = rb
-		}
-	}
-	return out
-}
-
-// sources are the pushed variants by digest in the tag's repository.
-func (p *Plan) sources(tag name.Tag, digests []v1.Hash) []name.Reference {
-	out := make([]name.Reference, len(digests))
-	for i, d := range digests {
-		out[i] = tag.Context().Digest(d.String())
-	}
-	return out
-}
 
 // result matches the index entries to their variants and bases, and checks
 // that every Windows release came out with its own build.

@@ -3,6 +3,7 @@ package build
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,12 +11,14 @@ import (
 
 	"github.com/containerd/platforms"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/tonistiigi/fsutil"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/imgctl/imgctl/internal/regclient"
 	"github.com/imgctl/imgctl/platform"
 )
 
@@ -26,11 +29,14 @@ const (
 )
 
 // solveAll runs one Solve per variant concurrently, each on its daemon,
-// and returns the pushed digest of each, in variant order. It fans the
+// and returns what each pushed (read back from its daemon, see
+// daemonContent), in variant order. It fans the
 // status of every solve into o.Status; with several daemons, each one's
 // vertices carry its label (see relabel).
-func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, dfDir string) ([]v1.Hash, error) {
-	digests := make([]v1.Hash, len(p.Variants))
+func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, sess *regclient.Session, dfDir string) ([]*exported, error) {
+	out := make([]*exported, len(p.Variants))
+	repo := o.Tag.Context()
+	reg := func(ctx context.Context) ([]remote.Option, error) { return sess.Remote(ctx, repo) }
 	g, gctx := errgroup.WithContext(ctx)
 	var fwd sync.WaitGroup
 	for i, v := range p.Variants {
@@ -61,17 +67,19 @@ func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, dfD
 			if err != nil {
 				return fmt.Errorf("building %s: %w", v.Name, err)
 			}
-			d, err := v1.NewHash(resp.ExporterResponse[exptypes.ExporterImageDigestKey])
+			top, err := topDescriptor(resp.ExporterResponse)
 			if err != nil {
-				return fmt.Errorf("building %s: no image digest in the exporter response: %w", v.Name, err)
+				return fmt.Errorf("building %s: %w", v.Name, err)
 			}
-			digests[i] = d
+			if out[i], err = readExported(gctx, newDaemonContent(c, repo, reg), top, !p.tagsDirectly()); err != nil {
+				return fmt.Errorf("building %s: %w", v.Name, err)
+			}
 			return nil
 		})
 	}
 	err := g.Wait()
 	fwd.Wait()
-	return digests, err
+	return out, err
 }
 
 // solveOpt is the SolveOpt of variant i.
@@ -92,14 +100,14 @@ func (p *Plan) solveOpt(o *Options, i int, dfDir string) (client.SolveOpt, error
 	several := len(p.Variants) > 1
 	return client.SolveOpt{
 		Frontend:      p.frontend(),
-		FrontendAttrs: frontendAttrs(p, o, v),
+		FrontendAttrs: frontendAttrs(p, o, i),
 		LocalMounts:   map[string]fsutil.FS{"context": ctxFS, "dockerfile": dfFS},
 		Session:       att,
 		CacheImports:  cacheForVariant(o.CacheFrom, v.Name, several),
 		CacheExports:  cacheForVariant(o.CacheTo, v.Name, several),
 		Exports: []client.ExportEntry{{
 			Type:  client.ExporterImage,
-			Attrs: exportAttrs(o, v, p.resolvedFor(i)),
+			Attrs: exportAttrs(o, v, p.resolvedFor(i), p.tagsDirectly()),
 		}},
 	}, nil
 }
@@ -111,11 +119,13 @@ func (p *Plan) frontend() string {
 	return FrontendDockerfile
 }
 
-func frontendAttrs(p *Plan, o *Options, v Variant) map[string]string {
-	attrs := map[string]string{
+func frontendAttrs(p *Plan, o *Options, i int) map[string]string {
+	v := p.Variants[i]
+	attrs := p.pins(i)
+	maps.Copy(attrs, map[string]string{
 		"filename": filepath.Base(p.File),
 		"platform": formatPlatforms(solvePlatforms(v.Platforms)),
-	}
+	})
 	if p.syntaxImage != "" {
 		attrs["source"] = p.syntaxImage
 	}
@@ -132,13 +142,21 @@ func frontendAttrs(p *Plan, o *Options, v Variant) map[string]string {
 }
 
 // exportAttrs pushes the result by digest into the tag's repository with
-// the base annotations of each platform.
-func exportAttrs(o *Options, v Variant, bases map[string]ResolvedBase) map[string]string {
+// the base annotations of each platform; with tag, to the tag itself with
+// the index annotations too (see Plan.tagsDirectly).
+func exportAttrs(o *Options, v Variant, bases map[string]ResolvedBase, tag bool) map[string]string {
 	attrs := map[string]string{
 		string(exptypes.OptKeyName):         o.Tag.Context().Name(),
 		string(exptypes.OptKeyPush):         "true",
 		string(exptypes.OptKeyPushByDigest): "true",
 		string(exptypes.OptKeyOCITypes):     "true",
+	}
+	if tag {
+		attrs[string(exptypes.OptKeyName)] = o.Tag.Name()
+		delete(attrs, string(exptypes.OptKeyPushByDigest))
+		for k, val := range o.Annotations {
+			attrs[exptypes.AnnotationIndexKey(k)] = val
+		}
 	}
 	if o.registry().Insecure {
 		attrs[string(exptypes.OptKeyInsecure)] = "true"

@@ -54,6 +54,12 @@ type Options struct {
 	Prefer Prefer
 	// Force allows overwriting an existing tag.
 	Force bool
+	// TagChecked tells PublishPrepared that the caller has just checked the
+	// tag under the same Force rule (imgctl build checks it before it
+	// solves), so it does not HEAD the tag again. A registry has no
+	// create-if-absent for tags, so a second HEAD would only narrow the
+	// window in which another writer can take the tag, not close it.
+	TagChecked bool
 	// DryRun plans the index and checks the tag but writes nothing.
 	DryRun bool
 	// Jobs bounds concurrent child copies and, separately, concurrent blob

@@ -32,6 +32,10 @@ type Prepared struct {
 	Blobs []Blob
 	// From names the child in notes (e.g. the source index).
 	From name.Reference
+	// Present says the child is already stored in the target repository
+	// (imgctl build: BuildKit pushed it there by digest), so it is neither
+	// checked nor uploaded; Manifest and Blobs may then be empty.
+	Present bool
 }
 
 // Blob is a blob a Prepared manifest references: either held in memory
@@ -48,7 +52,8 @@ type Blob struct {
 // index rules of Create: entries ordered and attestations of absent
 // subjects dropped as Create does, an existing tag refused unless o.Force
 // (left alone when it already points at this index), nothing written with
-// o.DryRun, and the index PUT only once every child is present.
+// o.DryRun, and the index PUT only once every child is present. With
+// o.TagChecked the tag is not read again (the caller checked it).
 func PublishPrepared(ctx context.Context, target name.Tag, children []Prepared, annotations map[string]string, o Options) (*Result, error) {
 	if len(children) == 0 {
 		return nil, ErrNoSources
@@ -58,9 +63,12 @@ func PublishPrepared(ctx context.Context, target name.Tag, children []Prepared, 
 	entries := make([]*Entry, len(children))
 	for i := range children {
 		c := &children[i]
-		d, _, err := v1.SHA256(bytes.NewReader(c.Manifest))
-		if err != nil || d != c.Descriptor.Digest || int64(len(c.Manifest)) != c.Descriptor.Size {
-			return nil, fmt.Errorf("%w %s: digest or size differs from its bytes", ErrBadPrepared, c.Descriptor.Digest)
+		d := c.Descriptor.Digest
+		if !c.Present || c.Manifest != nil {
+			got, _, err := v1.SHA256(bytes.NewReader(c.Manifest))
+			if err != nil || got != d || int64(len(c.Manifest)) != c.Descriptor.Size {
+				return nil, fmt.Errorf("%w %s: digest or size differs from its bytes", ErrBadPrepared, d)
+			}
 		}
 		for _, b := range c.Blobs {
 			if b.Data == nil {
@@ -74,9 +82,11 @@ func PublishPrepared(ctx context.Context, target name.Tag, children []Prepared, 
 	if err != nil {
 		return nil, err
 	}
-	existing, err := s.head(ctx, target)
-	if err != nil {
-		return nil, err
+	var existing *v1.Hash
+	if !o.TagChecked {
+		if existing, err = s.head(ctx, target); err != nil {
+			return nil, err
+		}
 	}
 	plan, err := s.merge(entries, annotations)
 	if err != nil {
@@ -107,6 +117,9 @@ func (s *session) uploadPrepared(ctx context.Context, repo name.Repository, es [
 	g.SetLimit(s.o.jobs())
 	for _, e := range es {
 		p := by[e.Descriptor.Digest]
+		if p.Present {
+			continue
+		}
 		g.Go(func() error {
 			dst := repo.Digest(e.Descriptor.Digest.String())
 			got, err := s.head(gctx, dst)

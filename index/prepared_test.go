@@ -69,3 +69,36 @@ func TestPublishPrepared(t *testing.T) {
 		t.Errorf("got %v, want ErrTagExists", err)
 	}
 }
+
+// TestPublishPreparedPresent: children already in the target repository
+// (Present, as imgctl build's are) are neither read, checked nor
+// uploaded, and with TagChecked the tag is not read again: the registry
+// sees the handshake and one PUT of the index.
+func TestPublishPreparedPresent(t *testing.T) {
+	reg := regtest.New(t)
+	win := regtest.Must(regtest.WindowsImage(regtest.OSVersionLTSC2025))(t)
+	lin := regtest.Must(regtest.LinuxImage("arm64"))(t)
+	app := tag(t, reg, "app:1")
+	var children []Prepared
+	for _, img := range []v1.Image{win, lin} {
+		pushed(t, reg, "app@"+regtest.Must(img.Digest())(t).String(), img)
+		p := preparedOf(t, img, app.Context())
+		p.Manifest, p.Blobs, p.Present = nil, nil, true
+		children = append(children, p)
+	}
+	reg.ResetStats()
+	o := testOptions()
+	o.TagChecked = true
+	res, err := PublishPrepared(ctx, app, children, nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := reg.Stats()
+	if st.Put != 1 || st.Head != 0 || st.Manifests != 1 || st.Uploads != 0 || res.Copied != 0 || !res.Pushed {
+		t.Errorf("publish: %s, copied %d", st, res.Copied)
+	}
+	im, _ := fetchIndex(t, app)
+	if got := platforms(im); len(got) != 2 || got[0] != "linux/arm64/v8" || im.Manifests[1].Platform.OSVersion != regtest.OSVersionLTSC2025 {
+		t.Errorf("index %v", got)
+	}
+}

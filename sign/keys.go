@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/sigstore/cosign/v2/pkg/cosign"
-	cosignsig "github.com/sigstore/cosign/v2/pkg/signature"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 )
 
@@ -104,7 +104,14 @@ type Key struct {
 
 // LoadPublicKey reads a PEM public key (cosign.pub) as a Key named name.
 func LoadPublicKey(name string, pemBytes []byte) (Key, error) {
-	v, err := cosignsig.LoadPublicKeyRaw(pemBytes, crypto.SHA256)
+	// cosign's signature.LoadPublicKeyRaw is these two calls; calling them
+	// here keeps cosign/pkg/signature, and the Kubernetes client it links
+	// (about 8 ms of package init on every imgctl start), out of the binary.
+	pub, err := cryptoutils.UnmarshalPEMToPublicKey(pemBytes)
+	var v signature.Verifier
+	if err == nil {
+		v, err = signature.LoadVerifier(pub, crypto.SHA256)
+	}
 	if err != nil {
 		return Key{}, fmt.Errorf("%w %s: %w", ErrInvalidKey, name, err)
 	}

@@ -25,6 +25,9 @@ type Options struct {
 	StartTimeout time.Duration
 	// Debug turns on buildkitd's debug log.
 	Debug bool
+	// TLS makes the daemon listen on tcp://127.0.0.1 with TLS and client
+	// certificates (Daemon.TLS) instead of a unix socket.
+	TLS bool
 }
 
 // Daemon is a running buildkitd with its own root directory.
@@ -35,6 +38,8 @@ type Daemon struct {
 	Root string
 	// LogFile receives the daemon's stdout and stderr.
 	LogFile string
+	// TLS holds the client's files when Options.TLS is set.
+	TLS TLSFiles
 
 	cmd       *exec.Cmd
 	exited    chan struct{}
@@ -94,7 +99,19 @@ func (d *Daemon) start(bin, runc string, opts Options) error {
 		return fmt.Errorf("creating buildkitd log: %w", err)
 	}
 	defer log.Close() // the child keeps its own descriptor
-	d.cmd = exec.Command(bin, "--root", stateDir, "--addr", d.Addr, "--config", cfg)
+	var tlsArgs []string
+	if opts.TLS {
+		addr, err := freeTCPAddr()
+		if err != nil {
+			return err
+		}
+		var files TLSFiles
+		if tlsArgs, files, err = tlsSetup(filepath.Join(d.Root, "tls")); err != nil {
+			return fmt.Errorf("TLS setup: %w", err)
+		}
+		d.Addr, d.TLS = "tcp://"+addr, files
+	}
+	d.cmd = exec.Command(bin, append([]string{"--root", stateDir, "--addr", d.Addr, "--config", cfg}, tlsArgs...)...)
 	d.cmd.Stdout, d.cmd.Stderr = log, log
 	d.cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(runc)+":"+os.Getenv("PATH"))
 	// Its own process group, so that Close can signal runc children too.
@@ -130,7 +147,7 @@ func (d *Daemon) waitReady(ctx context.Context, timeout time.Duration) error {
 func (d *Daemon) ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	c, err := client.New(ctx, d.Addr)
+	c, err := client.New(ctx, d.Addr, d.TLS.clientOpts()...)
 	if err != nil {
 		return err
 	}
@@ -147,7 +164,7 @@ func (d *Daemon) ping(ctx context.Context) error {
 
 // Client connects to the daemon; the caller closes it.
 func (d *Daemon) Client(ctx context.Context) (*client.Client, error) {
-	c, err := client.New(ctx, d.Addr)
+	c, err := client.New(ctx, d.Addr, d.TLS.clientOpts()...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to buildkitd at %s: %w", d.Addr, err)
 	}

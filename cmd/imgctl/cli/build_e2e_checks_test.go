@@ -17,7 +17,13 @@ import (
 
 func (e *e2e) index(t *testing.T) (v1.ImageIndex, *v1.IndexManifest) {
 	t.Helper()
-	ii, err := remote.Index(e.ref(t, e.tag))
+	return e.indexAt(t, e.tag)
+}
+
+// indexAt reads the index at tag.
+func (e *e2e) indexAt(t *testing.T, tag string) (v1.ImageIndex, *v1.IndexManifest) {
+	t.Helper()
+	ii, err := remote.Index(e.ref(t, tag))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,12 +93,18 @@ func (e *e2e) checkWindows(t *testing.T) {
 // checkAnnotations: every manifest names its final base and the base's
 // platform manifest digest.
 func (e *e2e) checkAnnotations(t *testing.T) {
-	ii, im := e.index(t)
-	wantName := map[string]string{
+	e.checkBaseAnnotations(t, e.tag, map[string]string{
 		"linux/amd64": e.bases.Distroless, "linux/arm64": e.bases.Distroless,
 		"windows/amd64:" + buildtest.OSVersionLTSC2022: e.bases.Nanoserver2022,
 		"windows/amd64:" + buildtest.OSVersionLTSC2025: e.bases.Nanoserver2025,
-	}
+	})
+}
+
+// checkBaseAnnotations checks every image of the index at tag for the base
+// annotations of its platform's base in wantName (by platform string).
+func (e *e2e) checkBaseAnnotations(t *testing.T, tag string, wantName map[string]string) {
+	t.Helper()
+	ii, im := e.indexAt(t, tag)
 	for _, d := range im.Manifests {
 		if d.Platform == nil || d.Platform.OS == "unknown" {
 			continue

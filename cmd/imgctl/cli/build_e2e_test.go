@@ -98,6 +98,11 @@ func TestBuildE2E(t *testing.T) {
 	t.Run("metadata", e.checkMetadata)
 	t.Run("existing tag refused", e.existingTag)
 	t.Run("second build is cached and ignores # syntax", e.cachedBuild)
+	t.Run("linux only is tagged by BuildKit", e.linuxTaggedByBuildKit)
+	t.Run("secrets and ssh reach RUN", e.secretsAndSSH)
+	t.Run("registry cache export and import", e.registryCache)
+	t.Run("TLS builder", e.tlsBuilder)
+	t.Run("registry faults", e.buildFaults)
 	t.Logf("e2e total %s", time.Since(start).Round(time.Millisecond))
 }
 
@@ -157,36 +162,35 @@ func (e *e2e) cachedBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	out, stderr, code := run(t, append([]string{"build", "--builder", e.daemon.Addr, "--progress", "rawjson",
+	var log requestLog
+	uninstall := log.install(e.reg)
+	out, stderr, code := run(t, append([]string{"build", "--builder", e.daemon.Addr, "--progress", "rawjson", "--no-verify",
 		"-t", e.reg.Host() + "/hello:2", "-f", df, "--build-arg", "VERSION=e2e"}, append(e.baseArgs, e.hello)...)...)
+	uninstall()
 	t.Logf("cached build took %s", time.Since(start).Round(time.Millisecond))
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, tail(stderr, 40))
 	}
-	compiles, cached := 0, 0
-	for line := range strings.SplitSeq(stderr, "\n") {
-		var s struct {
-			Vertexes []struct {
-				Name      string     `json:"name"`
-				Cached    bool       `json:"cached"`
-				Completed *time.Time `json:"completed"`
-			} `json:"vertexes"`
-		}
-		if json.Unmarshal([]byte(line), &s) != nil {
-			continue
-		}
-		for _, v := range s.Vertexes {
-			if strings.Contains(v.Name, "go build") && v.Completed != nil {
-				compiles++
-				if v.Cached {
-					cached++
-				}
-			}
-		}
-	}
+	compiles, cached := compileVertices(stderr)
 	if compiles == 0 || cached != compiles {
 		t.Errorf("compile vertices: %d completed, %d cached; want all cached", compiles, cached)
 	}
+	// The merge reads what the solves pushed from the daemon, not back from
+	// the registry, and PUTs the index once; each base is read once (a
+	// Windows base image's os.version comes from the built config) and
+	// BuildKit does not resolve a pinned base again.
+	hello, distroless, ns := repoPath(e.reg.Host()+"/hello:2"), repoPath(e.bases.Distroless), repoPath(e.bases.Nanoserver2022)
+	checkRequests(t, &log, []requestCount{
+		{"GET /v2/", 1, true},
+		{"GET " + hello + "/", 0, false},
+		{"HEAD " + hello + "/manifests/2", 1, true},
+		{"PUT " + hello + "/manifests/2", 1, true},
+		{"GET " + distroless + "/manifests/", 1, false},
+		{"HEAD " + distroless + "/", 0, false},
+		{"GET " + ns + "/manifests/", 2, false},
+		{"GET " + ns + "/blobs/", 0, false},
+		{"HEAD " + ns + "/manifests/", 0, false},
+	})
 }
 
 func (e *e2e) ref(t *testing.T, s string) name.Reference {

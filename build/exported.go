@@ -1,0 +1,210 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	contentapi "github.com/containerd/containerd/api/services/content/v1"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/moby/buildkit/client"
+	"github.com/moby/buildkit/exporter/containerimage/exptypes"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/imgctl/imgctl/internal/regclient"
+	"github.com/imgctl/imgctl/platform"
+)
+
+// exported is what one solve pushed: its top descriptor (an index or a
+// manifest), the raw bytes of that top manifest, and its images.
+type exported struct {
+	Top    v1.Descriptor
+	Raw    []byte
+	Images []exportedImage
+	// Attestations are the attestation manifests of an index, as listed.
+	Attestations []v1.Descriptor
+}
+
+// exportedImage is one pushed image with the platform its config states.
+type exportedImage struct {
+	Descriptor v1.Descriptor
+	Config     *v1.ConfigFile
+}
+
+// blobSource reads a manifest or blob of a solve's result by descriptor.
+type blobSource interface {
+	read(ctx context.Context, d v1.Descriptor, manifest bool) ([]byte, error)
+}
+
+// daemonContent reads what a solve exported from the daemon's content
+// store over the same gRPC connection (BuildKit's content API, which keeps
+// an exported image for its build-history record), and falls back to the
+// registry the solve pushed to. Reading back from the daemon costs no
+// registry request: the merge then only PUTs the index. Each read is one
+// Read call: containerd's content proxy would ask for Info first.
+type daemonContent struct {
+	content contentapi.ContentClient
+	repo    name.Repository
+	reg     func(context.Context) ([]remote.Option, error)
+}
+
+// maxExportedBlob bounds a manifest or config read from the daemon.
+const maxExportedBlob = 64 << 20
+
+func newDaemonContent(c *client.Client, repo name.Repository, reg func(context.Context) ([]remote.Option, error)) *daemonContent {
+	return &daemonContent{content: c.ContentClient(), repo: repo, reg: reg}
+}
+
+func (dc *daemonContent) read(ctx context.Context, d v1.Descriptor, manifest bool) ([]byte, error) {
+	if dt, err := dc.readDaemon(ctx, d); err == nil {
+		return dt, nil
+	}
+	opts, err := dc.reg(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ref := dc.repo.Digest(d.Digest.String())
+	if manifest {
+		desc, err := remote.Get(ref, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return desc.Manifest, nil
+	}
+	l, err := remote.Layer(ref, opts...)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := l.Compressed()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(io.LimitReader(rc, regclient.MaxManifestSize+1))
+}
+
+// readDaemon reads d whole from the daemon and checks its digest.
+func (dc *daemonContent) readDaemon(ctx context.Context, d v1.Descriptor) ([]byte, error) {
+	if d.Size <= 0 || d.Size > maxExportedBlob {
+		return nil, fmt.Errorf("blob %s: size %d", d.Digest, d.Size)
+	}
+	rc, err := dc.content.Read(ctx, &contentapi.ReadContentRequest{Digest: d.Digest.String()})
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 0, d.Size)
+	for {
+		r, err := rc.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(buf)+len(r.Data)) > d.Size {
+			return nil, fmt.Errorf("blob %s: more than %d bytes", d.Digest, d.Size)
+		}
+		buf = append(buf, r.Data...)
+	}
+	if h, _, err := v1.SHA256(bytes.NewReader(buf)); err != nil || h != d.Digest || int64(len(buf)) != d.Size {
+		return nil, fmt.Errorf("blob %s: content differs", d.Digest)
+	}
+	return buf, nil
+}
+
+// topDescriptor is the descriptor of what a solve pushed, from its
+// exporter response.
+func topDescriptor(resp map[string]string) (v1.Descriptor, error) {
+	var d v1.Descriptor
+	if s := resp[exptypes.ExporterImageDescriptorKey]; s != "" {
+		dt, err := base64.StdEncoding.DecodeString(s)
+		if err == nil {
+			err = json.Unmarshal(dt, &d)
+		}
+		if err == nil && d.Size > 0 && d.MediaType != "" {
+			return d, nil
+		}
+	}
+	return v1.Descriptor{}, fmt.Errorf("no image descriptor in the exporter response (digest %q)", resp[exptypes.ExporterImageDigestKey])
+}
+
+// readExported reads the result of one solve: the top manifest and, with
+// images, each image's manifest and config, concurrently (attestation
+// manifests are listed, not read).
+func readExported(ctx context.Context, src blobSource, top v1.Descriptor, images bool) (*exported, error) {
+	raw, err := src.read(ctx, top, true)
+	if err != nil {
+		return nil, fmt.Errorf("reading pushed %s: %w", top.Digest, err)
+	}
+	ex := &exported{Top: top, Raw: raw}
+	var descs []v1.Descriptor
+	switch {
+	case top.MediaType.IsIndex():
+		im, err := v1.ParseIndexManifest(bytes.NewReader(raw))
+		if err != nil {
+			return nil, fmt.Errorf("reading pushed index %s: %w", top.Digest, err)
+		}
+		for _, d := range im.Manifests {
+			if platform.IsAttestationDescriptor(d) {
+				ex.Attestations = append(ex.Attestations, d)
+			} else {
+				descs = append(descs, d)
+			}
+		}
+	case top.MediaType.IsImage():
+		descs = []v1.Descriptor{top}
+	default:
+		return nil, fmt.Errorf("pushed %s: unsupported media type %q", top.Digest, top.MediaType)
+	}
+	if !images {
+		return ex, nil
+	}
+	ex.Images = make([]exportedImage, len(descs))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, d := range descs {
+		g.Go(func() error {
+			var err error
+			ex.Images[i], err = readExportedImage(gctx, src, d, raw, top)
+			return err
+		})
+	}
+	return ex, g.Wait()
+}
+
+func readExportedImage(ctx context.Context, src blobSource, d v1.Descriptor, topRaw []byte, top v1.Descriptor) (exportedImage, error) {
+	mraw := topRaw
+	if d.Digest != top.Digest {
+		var err error
+		if mraw, err = src.read(ctx, d, true); err != nil {
+			return exportedImage{}, fmt.Errorf("reading pushed manifest %s: %w", d.Digest, err)
+		}
+	}
+	m, err := v1.ParseManifest(bytes.NewReader(mraw))
+	if err != nil {
+		return exportedImage{}, fmt.Errorf("reading pushed manifest %s: %w", d.Digest, err)
+	}
+	craw, err := src.read(ctx, m.Config, false)
+	if err != nil {
+		return exportedImage{}, fmt.Errorf("reading config of %s: %w", d.Digest, err)
+	}
+	cf, err := v1.ParseConfigFile(bytes.NewReader(craw))
+	if err != nil {
+		return exportedImage{}, fmt.Errorf("reading config of %s: %w", d.Digest, err)
+	}
+	desc := v1.Descriptor{MediaType: d.MediaType, Digest: d.Digest, Size: d.Size, Annotations: d.Annotations}
+	if desc.MediaType == "" {
+		desc.MediaType = types.MediaType(m.MediaType)
+	}
+	desc.Platform = cf.Platform()
+	if d.Platform != nil && desc.Platform != nil && desc.Platform.Variant == "" {
+		desc.Platform.Variant = d.Platform.Variant
+	}
+	return exportedImage{Descriptor: desc, Config: cf}, nil
+}

@@ -1,0 +1,101 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/imgctl/imgctl/index"
+	"github.com/imgctl/imgctl/internal/regclient"
+	"github.com/imgctl/imgctl/platform"
+)
+
+// tagsDirectly reports whether BuildKit pushes the tag itself: one solve
+// whose result is already the index to publish (several platforms, none
+// Windows, so no descriptor needs an os.version that BuildKit does not
+// write). Merging would only re-PUT the same children under a new index;
+// every other build is merged by index.PublishPrepared.
+func (p *Plan) tagsDirectly() bool {
+	if len(p.Variants) != 1 || len(p.Variants[0].Platforms) < 2 {
+		return false
+	}
+	for _, pl := range p.Variants[0].Platforms {
+		if pl.OS == "windows" {
+			return false
+		}
+	}
+	return true
+}
+
+// publish makes the index at o.Tag from what the solves pushed: through
+// index.PublishPrepared, children taken as present (BuildKit pushed them
+// into the tag's repository) and their platforms from their configs, so
+// that the registry sees one PUT; or, when BuildKit tagged the result
+// itself (tagsDirectly), as BuildKit wrote it.
+func (p *Plan) publish(ctx context.Context, o *Options, sess *regclient.Session, exps []*exported) (*index.Result, error) {
+	repo := o.Tag.Context()
+	if p.tagsDirectly() {
+		ex := exps[0]
+		im, err := v1.ParseIndexManifest(bytes.NewReader(ex.Raw))
+		if err != nil {
+			return nil, fmt.Errorf("reading pushed index %s: %w", ex.Top.Digest, err)
+		}
+		plan := &index.Plan{Manifest: im, Raw: ex.Raw, Digest: ex.Top.Digest}
+		from := repo.Digest(ex.Top.Digest.String())
+		for j, d := range im.Manifests {
+			plan.Entries = append(plan.Entries, &index.Entry{Descriptor: d, Source: repo.Digest(d.Digest.String()), From: from, Child: j})
+		}
+		return &index.Result{Plan: plan, Tag: o.Tag, Ref: from, Pushed: true, Present: len(im.Manifests)}, nil
+	}
+	var children []index.Prepared
+	for _, ex := range exps {
+		from := repo.Digest(ex.Top.Digest.String())
+		for _, img := range ex.Images {
+			children = append(children, index.Prepared{Descriptor: img.Descriptor, From: from, Present: true})
+		}
+		for _, d := range ex.Attestations {
+			children = append(children, index.Prepared{Descriptor: d, From: from, Present: true})
+		}
+	}
+	rt, err := sess.Transport(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	remote, err := sess.Remote(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	return index.PublishPrepared(ctx, o.Tag, children, o.Annotations, index.Options{
+		Remote: remote, Logger: o.logger(), Force: o.Force, TagChecked: true, Transport: rt,
+	})
+}
+
+// checkBuilt refuses a Windows image whose config's build is not its
+// release's. It stands in for the check before the solve (checkRelease)
+// when the base's os.version was not known then: a base tag that is an
+// image, not an index, states it only in its config, which the solve
+// reads anyway. It also records that os.version for the result.
+func (p *Plan) checkBuilt(i int, ex *exported) error {
+	v := p.Variants[i]
+	for _, img := range ex.Images {
+		pl := img.Descriptor.Platform
+		if pl == nil || pl.OS != "windows" {
+			continue
+		}
+		for _, fb := range p.Bases[i] {
+			k := resolvedKey(fb)
+			rb, ok := p.resolved[k]
+			if !ok || !platform.SameOSArch(fb.Platform, *pl) || rb.OSVersion != "" {
+				continue
+			}
+			rb.OSVersion = pl.OSVersion
+			if err := checkRelease(v, fb, rb); err != nil {
+				return err
+			}
+			p.resolved[k] = rb
+		}
+	}
+	return nil
+}

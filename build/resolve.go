@@ -1,0 +1,146 @@
+package build
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/distribution/reference"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/imgctl/imgctl/index"
+	"github.com/imgctl/imgctl/internal/regclient"
+	"github.com/imgctl/imgctl/platform"
+)
+
+// resolveBases pins the final base of every platform of every variant:
+// one GET per distinct base reference, concurrently, through the build's
+// registry session. A Windows base's build is checked against its release
+// here when the base is an index (its descriptors carry os.version), and
+// after the solve otherwise (checkBuilt).
+func (p *Plan) resolveBases(ctx context.Context, rc *regclient.Options, sess *regclient.Session) error {
+	p.resolved = map[string]ResolvedBase{}
+	refs := map[string]name.Reference{}
+	for _, fbs := range p.Bases {
+		for _, fb := range fbs {
+			if _, ok := refs[fb.Name]; ok || fb.Name == "" {
+				continue
+			}
+			ref, err := rc.ParseReference(fb.Name)
+			if err != nil {
+				return fmt.Errorf("base of stage %s (line %d): %w", fb.Stage, fb.Line, err)
+			}
+			refs[fb.Name] = ref
+		}
+	}
+	descs := make(map[string]*remote.Descriptor, len(refs))
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	for n, ref := range refs {
+		g.Go(func() error {
+			opts, err := sess.Remote(gctx, ref.Context())
+			if err != nil {
+				return err
+			}
+			desc, err := remote.Get(ref, opts...)
+			if err != nil {
+				return fmt.Errorf("resolving base %s: %w", ref, err)
+			}
+			if !desc.MediaType.IsImage() && !desc.MediaType.IsIndex() {
+				return fmt.Errorf("resolving base %s: %w %q", ref, index.ErrUnsupportedMediaType, desc.MediaType)
+			}
+			mu.Lock()
+			descs[n] = desc
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for i, fbs := range p.Bases {
+		for _, fb := range fbs {
+			if fb.Name == "" {
+				continue
+			}
+			k := resolvedKey(fb)
+			rb, ok := p.resolved[k]
+			if !ok {
+				var err error
+				if rb, err = pickBase(descs[fb.Name], refs[fb.Name], fb.StagePlatform, false); err != nil {
+					return err
+				}
+				p.resolved[k] = rb
+			}
+			if rb.OSVersion == "" {
+				continue // an image: checked after the solve, from its config
+			}
+			if err := checkRelease(p.Variants[i], fb, rb); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// baseRepos are the repositories of the final bases, for the session's
+// pull scopes.
+func (p *Plan) baseRepos(rc *regclient.Options) []name.Repository {
+	var out []name.Repository
+	for _, fbs := range p.Bases {
+		for _, fb := range fbs {
+			if ref, err := rc.ParseReference(fb.Name); err == nil && fb.Name != "" {
+				out = append(out, ref.Context())
+			}
+		}
+	}
+	return out
+}
+
+func resolvedKey(fb FinalBase) string {
+	return fb.Name + "|" + platform.Key(fb.StagePlatform)
+}
+
+// resolvedFor returns variant i's resolved bases by platform.Key of the
+// target platform.
+func (p *Plan) resolvedFor(i int) map[string]ResolvedBase {
+	out := map[string]ResolvedBase{}
+	for _, fb := range p.Bases[i] {
+		if rb, ok := p.resolved[resolvedKey(fb)]; ok && fb.Name != "" {
+			out[platform.Key(fb.Platform)] = rb
+		}
+	}
+	return out
+}
+
+// pins are the named contexts (context:NAME=docker-image://NAME@DIGEST)
+// that make the Dockerfile frontend build each final base of variant i
+// from the digest resolveBases read: the base annotations then name
+// exactly the base the image was built on, even if its tag moves during
+// the build, and BuildKit, finding that digest in its cache, does not
+// resolve the tag a second time. NAME is normalised as the frontend does
+// (dockerui.Client.NamedContext: familiar form, without :latest). A base
+// already given by digest, or a name BuildKit would not parse, is left to
+// the frontend.
+func (p *Plan) pins(i int) map[string]string {
+	out := map[string]string{}
+	for _, fb := range p.Bases[i] {
+		rb, ok := p.resolved[resolvedKey(fb)]
+		if !ok || fb.Name == "" {
+			continue
+		}
+		named, err := reference.ParseNormalizedNamed(fb.Name)
+		if err != nil {
+			continue
+		}
+		if _, isDigest := named.(reference.Digested); isDigest {
+			continue
+		}
+		key := "context:" + strings.TrimSuffix(reference.FamiliarString(named), ":latest")
+		out[key] = "docker-image://" + reference.TrimNamed(named).String() + "@" + rb.top.String()
+	}
+	return out
+}
