@@ -188,6 +188,9 @@ func runBuildCases(ctx context.Context, cs []*buildCase, o options, root, binDir
 	be := &buildEnv{root: root, addr: d.Addr, bases: bases, daemon: d}
 
 	rep := &buildReport{runs: o.buildRuns, tools: tools, warmup: map[string][]string{}, load: map[string][2]string{}}
+	if rep.startup, err = measureStartup(ctx, tools); err != nil {
+		return nil, err
+	}
 	for _, c := range cs {
 		c.env = be
 		// Warm the cache: one untimed build of the same inputs by each tool.

@@ -26,6 +26,8 @@ type buildReport struct {
 	warmup map[string][]string
 	// load is the 1-minute load average before and after the measured runs, by case.
 	load map[string][2]string
+	// startup is each tool's process start-up alone (measureStartup).
+	startup map[string]time.Duration
 }
 
 // Markers delimit the build part and each build case's section, so that a
@@ -113,6 +115,9 @@ func (r *buildReport) section(ctx context.Context, cr caseResult) string {
 	}
 	if d := requestDiff(cr); d != "" {
 		w("- %s\n", d)
+	}
+	if l := r.startupLine(); l != "" {
+		w("- %s\n", l)
 	}
 	for _, g := range buildGoals(cr) {
 		w("- **%s** %s. %s\n", passFail(g.ok), g.title, g.detail)
