@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/internal/regclient"
@@ -21,11 +20,12 @@ import (
 // Build lints the Dockerfile for every variant, refuses an existing tag
 // unless Force, solves every variant on its builder (concurrently, each
 // pushed by digest; with Nodes, each on its node), and merges them into
-// one index at Tag (a single Linux solve of several platforms is tagged
-// by BuildKit itself, see Plan.tagsDirectly). Preflight findings come back as a *PreflightError
-// before any builder is contacted, except a RUN in a Windows stage mapped
-// to a Windows node: that one is checked against the node's workers and
-// dropped when the node is native Windows (see NativeWindows).
+// one index at Tag (a single Linux solve of several platforms is tagged by
+// BuildKit itself, see Plan.tagsDirectly). Preflight findings come back as
+// a *PreflightError before any builder is contacted, except a RUN in a
+// Windows stage mapped to a Windows node: that one is checked against the
+// node's workers and dropped when the node is native Windows (see
+// NativeWindows).
 func Build(ctx context.Context, o Options) (*Result, error) {
 	var closeOnce sync.Once
 	closeStatus := func() {
@@ -78,25 +78,29 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 
 // prepareIO does, concurrently, what precedes the solves: the tag check,
 // the base resolution and the connection to every daemon (with the
-// waivers that need its workers). On error it closes what it opened.
+// waivers that need its workers). Errors are reported in a fixed order,
+// the one in which these steps once ran one after the other: a taken tag,
+// then the daemons, then the waivers, then the bases. It waits for the
+// base reads even after another step failed, so that no request of this
+// build is still in flight when Build returns. On error it closes what it
+// opened.
 func (p *Plan) prepareIO(ctx context.Context, o *Options, sess *regclient.Session) (*connections, error) {
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return checkTag(gctx, o, sess) })
-	g.Go(func() error { return p.resolveBases(gctx, o.registry(), sess) })
+	var tagErr, baseErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { tagErr = checkTag(ctx, o, sess) })
+	wg.Go(func() { baseErr = p.resolveBases(ctx, o.registry(), sess) })
 	conns, err := p.connect(ctx)
 	if err == nil {
 		err = p.applyWaivers(conns.workers)
 	}
-	// A taken tag or a missing base is the error to report, even when the
-	// daemon is unreachable too: the user cannot build there either way.
-	if werr := g.Wait(); werr != nil {
-		err = werr
-	}
-	if err != nil {
-		if conns != nil {
-			_ = conns.close()
+	wg.Wait()
+	for _, e := range []error{tagErr, err, baseErr} {
+		if e != nil {
+			if conns != nil {
+				_ = conns.close()
+			}
+			return nil, e
 		}
-		return nil, err
 	}
 	return conns, nil
 }

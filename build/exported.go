@@ -55,8 +55,9 @@ type daemonContent struct {
 	reg     func(context.Context) ([]remote.Option, error)
 }
 
-// maxExportedBlob bounds a manifest or config read from the daemon.
-const maxExportedBlob = 64 << 20
+// maxExportedBlob bounds a manifest or config read from the daemon, as
+// regclient bounds one read from a registry.
+const maxExportedBlob = regclient.MaxManifestSize
 
 func newDaemonContent(c *client.Client, repo name.Repository, reg func(context.Context) ([]remote.Option, error)) *daemonContent {
 	return &daemonContent{content: c.ContentClient(), repo: repo, reg: reg}
@@ -95,11 +96,13 @@ func (dc *daemonContent) readDaemon(ctx context.Context, d v1.Descriptor) ([]byt
 	if d.Size <= 0 || d.Size > maxExportedBlob {
 		return nil, fmt.Errorf("blob %s: size %d", d.Digest, d.Size)
 	}
+	ctx, cancel := context.WithCancel(ctx) // ends the stream on an early return
+	defer cancel()
 	rc, err := dc.content.Read(ctx, &contentapi.ReadContentRequest{Digest: d.Digest.String()})
 	if err != nil {
 		return nil, err
 	}
-	buf := make([]byte, 0, d.Size)
+	var buf []byte
 	for {
 		r, err := rc.Recv()
 		if errors.Is(err, io.EOF) {

@@ -63,12 +63,12 @@ func (p *Plan) publish(ctx context.Context, o *Options, sess *regclient.Session,
 	if err != nil {
 		return nil, err
 	}
-	remote, err := sess.Remote(ctx, repo)
+	opts, err := sess.Remote(ctx, repo)
 	if err != nil {
 		return nil, err
 	}
 	return index.PublishPrepared(ctx, o.Tag, children, o.Annotations, index.Options{
-		Remote: remote, Logger: o.logger(), Force: o.Force, TagChecked: true, Transport: rt,
+		Remote: opts, Logger: o.logger(), Force: o.Force, TagChecked: true, Transport: rt, Keychain: o.registry().Keychain,
 	})
 }
 

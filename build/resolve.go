@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/containerd/platforms"
 	"github.com/distribution/reference"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -116,15 +117,21 @@ func (p *Plan) resolvedFor(i int) map[string]ResolvedBase {
 	return out
 }
 
-// pins are the named contexts (context:NAME=docker-image://NAME@DIGEST)
-// that make the Dockerfile frontend build each final base of variant i
-// from the digest resolveBases read: the base annotations then name
-// exactly the base the image was built on, even if its tag moves during
-// the build, and BuildKit, finding that digest in its cache, does not
-// resolve the tag a second time. NAME is normalised as the frontend does
-// (dockerui.Client.NamedContext: familiar form, without :latest). A base
-// already given by digest, or a name BuildKit would not parse, is left to
-// the frontend.
+// pins are the named contexts (context:NAME::PLATFORM and context:NAME,
+// each =docker-image://NAME@DIGEST) that make the Dockerfile frontend
+// build each final base of variant i from what resolveBases read: for the
+// stage's platform, the very manifest the base annotations name (with
+// Windows, the child of the release's build, which BuildKit would not
+// pick by itself from an index of several builds, since the solve asks
+// for plain windows/amd64); for any other platform, the index that held
+// it. The image is then built on exactly the base its annotations name,
+// even if the tag moves during the build, and BuildKit, finding that
+// digest in its cache, does not resolve the tag a second time. NAME and
+// PLATFORM are normalised as the frontend does (dockerui.Client.
+// NamedContext: familiar form without :latest; platforms.FormatAll of the
+// normalised platform, which has no os.version here). A base already
+// given by digest, or a name BuildKit would not parse, is left to the
+// frontend.
 func (p *Plan) pins(i int) map[string]string {
 	out := map[string]string{}
 	for _, fb := range p.Bases[i] {
@@ -140,7 +147,11 @@ func (p *Plan) pins(i int) map[string]string {
 			continue
 		}
 		key := "context:" + strings.TrimSuffix(reference.FamiliarString(named), ":latest")
-		out[key] = "docker-image://" + reference.TrimNamed(named).String() + "@" + rb.top.String()
+		repo := "docker-image://" + reference.TrimNamed(named).String() + "@"
+		sp := platform.ToSpec(fb.StagePlatform)
+		sp.OSVersion, sp.OSFeatures = "", nil
+		out[key+"::"+platforms.FormatAll(platforms.Normalize(sp))] = repo + rb.Digest.String()
+		out[key] = repo + rb.top.String()
 	}
 	return out
 }

@@ -37,7 +37,9 @@ func (p *Plan) result(res *index.Result, digests []v1.Hash) (*Result, error) {
 	return r, nil
 }
 
-// checkRelease refuses a Windows base whose build is not the release's, before solving.
+// checkRelease refuses a Windows base whose build is not the release's:
+// before solving when the base's os.version is known then, else after
+// (checkBuilt).
 func checkRelease(v Variant, fb FinalBase, rb ResolvedBase) error {
 	if v.Release.Build == 0 || fb.StagePlatform.OS != "windows" {
 		return nil

@@ -32,7 +32,8 @@ type Options struct {
 
 // Daemon is a running buildkitd with its own root directory.
 type Daemon struct {
-	// Addr is the daemon's gRPC address, unix://<root>/buildkitd.sock.
+	// Addr is the daemon's gRPC address, unix://<root>/buildkitd.sock, or
+	// tcp://127.0.0.1:PORT with Options.TLS.
 	Addr string
 	// Root is the daemon's state directory; Close removes it.
 	Root string

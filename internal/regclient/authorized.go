@@ -23,7 +23,8 @@ import (
 // its token with the scope of a 401 challenge.
 type Session struct {
 	o      *Options
-	scopes map[string][]string // by registry, as given to NewSession
+	scopes map[string][]string        // by registry, as given to NewSession
+	auth   map[string]name.Repository // by registry: whose credentials to use
 	mu     sync.Mutex
 	rts    map[string]*sessionRT
 }
@@ -35,13 +36,18 @@ type sessionRT struct {
 }
 
 // NewSession returns a Session whose handshakes ask for pull scope on
-// pull and push scope on push.
+// pull and push scope on push. A registry's credentials are the
+// keychain's for its first push repository, else its first pull one,
+// whichever call comes first.
 func (o *Options) NewSession(pull, push []name.Repository) *Session {
-	s := &Session{o: o, scopes: map[string][]string{}, rts: map[string]*sessionRT{}}
+	s := &Session{o: o, scopes: map[string][]string{}, auth: map[string]name.Repository{}, rts: map[string]*sessionRT{}}
 	add := func(r name.Repository, action string) {
 		k := r.RegistryStr()
 		if sc := r.Scope(action); !slices.Contains(s.scopes[k], sc) {
 			s.scopes[k] = append(s.scopes[k], sc)
+		}
+		if _, ok := s.auth[k]; !ok {
+			s.auth[k] = r
 		}
 	}
 	for _, r := range push {
@@ -69,7 +75,11 @@ func (s *Session) Transport(ctx context.Context, repo name.Repository) (http.Rou
 		if kc == nil {
 			kc = authn.DefaultKeychain
 		}
-		auth, err := authn.Resolve(ctx, kc, repo)
+		who, ok := s.auth[k]
+		if !ok {
+			who = repo
+		}
+		auth, err := authn.Resolve(ctx, kc, who)
 		if err != nil {
 			e.err = fmt.Errorf("resolving credentials for %s: %w", repo, err)
 			return
