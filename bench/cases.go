@@ -178,15 +178,7 @@ func (c *mergeCase) Op(target string) op {
 // Check reads the index at target and compares each child's descriptor with
 // the config of the source it came from.
 func (c *mergeCase) Check(ctx context.Context, target string) ([]finding, error) {
-	ref, err := name.ParseReference(target, name.Insecure)
-	if err != nil {
-		return nil, err
-	}
-	idx, err := remote.Index(ref, remote.WithContext(ctx))
-	if err != nil {
-		return nil, fmt.Errorf("reading result %s: %w", target, err)
-	}
-	im, err := idx.IndexManifest()
+	_, im, err := readResultIndex(ctx, target)
 	if err != nil {
 		return nil, err
 	}
@@ -313,4 +305,21 @@ func fortyPlatforms() []platformSpec {
 		ps = append(ps, win("arm64", "10.0."+v))
 	}
 	return ps
+}
+
+// readResultIndex reads the index a tool pushed to target, for a check.
+func readResultIndex(ctx context.Context, target string) (v1.ImageIndex, *v1.IndexManifest, error) {
+	ref, err := name.ParseReference(target, name.Insecure)
+	if err != nil {
+		return nil, nil, err
+	}
+	idx, err := remote.Index(ref, remote.WithContext(ctx))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading result %s: %w", target, err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, nil, err
+	}
+	return idx, im, nil
 }

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	specs "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
@@ -31,15 +29,7 @@ type rebaseTally struct {
 // Check reads the result index and compares each variant with what a
 // correct rebase gives.
 func (c *rebaseCase) Check(ctx context.Context, target string) ([]finding, error) {
-	ref, err := name.ParseReference(target, name.Insecure)
-	if err != nil {
-		return nil, err
-	}
-	idx, err := remote.Index(ref, remote.WithContext(ctx))
-	if err != nil {
-		return nil, fmt.Errorf("reading result %s: %w", target, err)
-	}
-	im, err := idx.IndexManifest()
+	idx, im, err := readResultIndex(ctx, target)
 	if err != nil {
 		return nil, err
 	}
