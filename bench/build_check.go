@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // Finding names of the build cases.
@@ -18,11 +19,7 @@ const (
 	findBaseAnnots = "base annotations"
 )
 
-const (
-	annotBaseName   = "org.opencontainers.image.base.name"
-	annotBaseDigest = "org.opencontainers.image.base.digest"
-	annotRefType    = "vnd.docker.reference.type"
-)
+const ()
 
 // checkBuild reads what a build pushed (one index tag, or one reference per
 // solve) and reports the images, attestation manifests, os.version on the
@@ -63,7 +60,7 @@ func checkBuild(ctx context.Context, refs []string, windows bool) ([]finding, er
 				winSingle++
 				winConfigOSV += boolInt(cf.OSVersion != "")
 			}
-			based += boolInt(m.Annotations[annotBaseName] != "" && m.Annotations[annotBaseDigest] != "")
+			based += boolInt(m.Annotations[snapshot.AnnotationBaseName] != "" && m.Annotations[snapshot.AnnotationBaseDigest] != "")
 			continue
 		}
 		indexes++
@@ -76,7 +73,7 @@ func checkBuild(ctx context.Context, refs []string, windows bool) ([]finding, er
 			return nil, err
 		}
 		for _, d := range im.Manifests {
-			if d.Annotations[annotRefType] != "" {
+			if d.Annotations[snapshot.AnnotationReferenceType] != "" {
 				attest++
 				continue
 			}
@@ -98,7 +95,9 @@ func checkBuild(ctx context.Context, refs []string, windows bool) ([]finding, er
 			if err != nil {
 				return nil, err
 			}
-			has := func(a map[string]string) bool { return a[annotBaseName] != "" && a[annotBaseDigest] != "" }
+			has := func(a map[string]string) bool {
+				return a[snapshot.AnnotationBaseName] != "" && a[snapshot.AnnotationBaseDigest] != ""
+			}
 			based += boolInt(has(m.Annotations) || has(d.Annotations))
 		}
 	}

@@ -14,12 +14,6 @@ import (
 	"github.com/imgctl/imgctl/platform"
 )
 
-// Annotations Build sets on every manifest whose final stage has a base image.
-const (
-	AnnotationBaseName   = "org.opencontainers.image.base.name"
-	AnnotationBaseDigest = "org.opencontainers.image.base.digest"
-)
-
 // ErrBaseNotFound is returned (wrapped) when a base image has no manifest
 // for the platform being built.
 var ErrBaseNotFound = errors.New("base image has no manifest for the platform")

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/imgctl/imgctl/internal/regclient"
-	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // exported is what one solve pushed: its top descriptor (an index or a
@@ -155,7 +155,7 @@ func readExported(ctx context.Context, src blobSource, top v1.Descriptor, images
 			return nil, fmt.Errorf("reading pushed index %s: %w", top.Digest, err)
 		}
 		for _, d := range im.Manifests {
-			if platform.IsAttestationDescriptor(d) {
+			if snapshot.IsAttestation(d) {
 				ex.Attestations = append(ex.Attestations, d)
 			} else {
 				descs = append(descs, d)

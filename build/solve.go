@@ -20,6 +20,7 @@ import (
 
 	"github.com/imgctl/imgctl/internal/regclient"
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // Frontends Build uses.
@@ -183,8 +184,8 @@ func BaseAnnotationAttrs(plats []v1.Platform, bases map[string]ResolvedBase) map
 			n := platforms.Normalize(platform.ToSpec(p))
 			sp = &n
 		}
-		attrs[exptypes.AnnotationManifestKey(sp, AnnotationBaseName)] = b.Name
-		attrs[exptypes.AnnotationManifestKey(sp, AnnotationBaseDigest)] = b.Digest.String()
+		attrs[exptypes.AnnotationManifestKey(sp, snapshot.AnnotationBaseName)] = b.Name
+		attrs[exptypes.AnnotationManifestKey(sp, snapshot.AnnotationBaseDigest)] = b.Digest.String()
 	}
 	return attrs
 }

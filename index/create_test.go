@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // TestCreateSingleImagesSameRegistry merges single images from another
@@ -126,8 +127,8 @@ func TestCreateIndexSources(t *testing.T) {
 	}
 	for i := range 5 {
 		a := im.Manifests[5+i]
-		if a.Annotations[AnnotationReferenceDigest] != im.Manifests[i].Digest.String() || a.Platform.OS != "unknown" {
-			t.Errorf("attestation %d refers to %s, want %s", i, a.Annotations[AnnotationReferenceDigest], im.Manifests[i].Digest)
+		if a.Annotations[snapshot.AnnotationReferenceDigest] != im.Manifests[i].Digest.String() || a.Platform.OS != "unknown" {
+			t.Errorf("attestation %d refers to %s, want %s", i, a.Annotations[snapshot.AnnotationReferenceDigest], im.Manifests[i].Digest)
 		}
 	}
 	if im.Manifests[4].Annotations["com.example/k"] != "v" {

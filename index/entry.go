@@ -9,13 +9,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/platform"
-)
-
-// Annotations BuildKit puts on attestation manifest descriptors.
-const (
-	AnnotationReferenceType   = platform.AnnotationReferenceType
-	AnnotationReferenceDigest = platform.AnnotationReferenceDigest
-	AttestationManifest       = platform.AttestationManifest
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // Entry is one child of the index being built.
@@ -41,12 +35,12 @@ type Entry struct {
 
 // IsAttestation reports whether the entry is a BuildKit attestation manifest.
 func (e *Entry) IsAttestation() bool {
-	return platform.IsAttestationDescriptor(e.Descriptor)
+	return snapshot.IsAttestation(e.Descriptor)
 }
 
 // Subject returns the digest an attestation refers to.
 func (e *Entry) Subject() (v1.Hash, bool) {
-	return platform.AttestationSubject(e.Descriptor)
+	return snapshot.Subject(e.Descriptor)
 }
 
 // String names the entry for notes: platform, digest and source.

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // testOptions tries once so that fault tests fail fast, and writes through
@@ -78,7 +79,7 @@ func platforms(im *v1.IndexManifest) []string {
 	var out []string
 	for _, d := range im.Manifests {
 		switch {
-		case d.Annotations[AnnotationReferenceType] == AttestationManifest:
+		case d.Annotations[snapshot.AnnotationReferenceType] == snapshot.AttestationManifest:
 			out = append(out, "attestation")
 		case d.Platform == nil:
 			out = append(out, "-")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -25,8 +26,8 @@ type NodeReport struct {
 // profile when its runtime is unknown), and reports the nodes whose engine
 // selects no variant that starts there. Linux nodes need a variant of their
 // os/arch under containerd's Linux selection. It does no I/O.
-func CheckNodes(s *verify.Snapshot, nodes []Node) *NodeReport {
-	c := &nodeChecker{s: s, cands: s.Candidates(), reached: map[int]bool{}, r: &NodeReport{}}
+func CheckNodes(s *snapshot.Snapshot, nodes []Node) *NodeReport {
+	c := &nodeChecker{s: s, cands: verify.Candidates(s), reached: map[int]bool{}, r: &NodeReport{}}
 	for _, n := range nodes {
 		c.node(n)
 	}
@@ -35,7 +36,7 @@ func CheckNodes(s *verify.Snapshot, nodes []Node) *NodeReport {
 }
 
 type nodeChecker struct {
-	s       *verify.Snapshot
+	s       *snapshot.Snapshot
 	cands   []platform.Candidate
 	reached map[int]bool
 	windows []string

@@ -6,6 +6,7 @@ import (
 
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -21,14 +22,14 @@ func linux(t *testing.T, arch string) regtest.Entry {
 
 // TestCheckNodes gives every node rule a failing and a passing case.
 func TestCheckNodes(t *testing.T) {
-	only25 := snapshot(t, win(t, regtest.OSVersionLTSC2025))
-	both := snapshot(t, linux(t, "amd64"), linux(t, "arm64"), win(t, regtest.OSVersionLTSC2025), win(t, regtest.OSVersionLTSC2022))
-	noArm := snapshot(t, linux(t, "amd64"), win(t, regtest.OSVersionLTSC2025))
-	quirky := snapshot(t, win(t, "10.0.26100.2894"), win(t, "10.0.20348.3091"))
-	stringOrder := snapshot(t, win(t, "10.0.26100.33674"), win(t, "10.0.26100.9999"))
+	only25 := loadSnapshot(t, win(t, regtest.OSVersionLTSC2025))
+	both := loadSnapshot(t, linux(t, "amd64"), linux(t, "arm64"), win(t, regtest.OSVersionLTSC2025), win(t, regtest.OSVersionLTSC2022))
+	noArm := loadSnapshot(t, linux(t, "amd64"), win(t, regtest.OSVersionLTSC2025))
+	quirky := loadSnapshot(t, win(t, "10.0.26100.2894"), win(t, "10.0.20348.3091"))
+	stringOrder := loadSnapshot(t, win(t, "10.0.26100.33674"), win(t, "10.0.26100.9999"))
 	cases := []struct {
 		name, nodes string
-		s           *verify.Snapshot
+		s           *snapshot.Snapshot
 		rule        string
 		sev         verify.Severity // "" = not reported
 		mention     []string        // substrings of that rule's message
@@ -68,7 +69,7 @@ func TestCheckNodes(t *testing.T) {
 // TestCheckNodesRows checks the per-node rows: one per node with its own
 // engine, every profile for an unknown runtime.
 func TestCheckNodesRows(t *testing.T) {
-	s := snapshot(t, win(t, regtest.OSVersionLTSC2025), win(t, regtest.OSVersionLTSC2022))
+	s := loadSnapshot(t, win(t, regtest.OSVersionLTSC2025), win(t, regtest.OSVersionLTSC2022))
 	r := CheckNodes(s, readFixture(t, "nodes-migration.json"))
 	var got []string
 	for _, tr := range r.Targets {
@@ -88,7 +89,7 @@ func TestCheckNodesRows(t *testing.T) {
 }
 
 func TestCheckNodesUnknownPlatform(t *testing.T) {
-	r := CheckNodes(snapshot(t, win(t, regtest.OSVersionLTSC2025)), []Node{{Name: "mystery", OS: "windows", Architecture: "amd64", Runtime: "containerd://2.1.4"}})
+	r := CheckNodes(loadSnapshot(t, win(t, regtest.OSVersionLTSC2025)), []Node{{Name: "mystery", OS: "windows", Architecture: "amd64", Runtime: "containerd://2.1.4"}})
 	if rules(r.Findings)[RuleNodeUnknownPlatform] != verify.Warning || len(r.Targets) != 0 {
 		t.Fatalf("findings %+v rows %+v", r.Findings, r.Targets)
 	}
@@ -97,7 +98,7 @@ func TestCheckNodesUnknownPlatform(t *testing.T) {
 // TestMerge: with NoDefaultTargets the nodes stand in for verify's default
 // targets (and only they decide); with explicit targets both stay.
 func TestMerge(t *testing.T) {
-	s := snapshot(t, win(t, regtest.OSVersionLTSC2025))
+	s := loadSnapshot(t, win(t, regtest.OSVersionLTSC2025))
 	nodes := readFixture(t, "nodes-hybrid.json")[2:] // the 2025 node
 	rep := verify.Evaluate("r", s, verify.Options{})
 	if rep.Passed || rules(rep.Findings)[verify.RuleNoVariantForTarget] != verify.Error {

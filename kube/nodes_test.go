@@ -10,6 +10,7 @@ import (
 
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -108,10 +109,10 @@ func TestRuntimeEngine(t *testing.T) {
 	}
 }
 
-func snapshot(t *testing.T, entries ...regtest.Entry) *verify.Snapshot {
+func loadSnapshot(t *testing.T, entries ...regtest.Entry) *snapshot.Snapshot {
 	t.Helper()
 	idx := regtest.Must(regtest.Index(entries...))(t)
-	s, err := verify.LoadIndex(context.Background(), idx, 2)
+	s, err := snapshot.LoadIndex(context.Background(), idx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func (c *wchecker) runtimeClassVariant(rc runtimeClass) {
 	}
 	arch := first(str(rc.nodeSelector[LabelArch].Value), "amd64")
 	host := platform.Platform{OS: "windows", Architecture: arch, OSVersion: v.String()}
-	cands := c.o.Image.Candidates()
+	cands := verify.Candidates(c.o.Image)
 	e := platform.ContainerdEngine{}
 	sel := e.Select(host, cands)
 	if sel >= 0 {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -46,7 +47,7 @@ func (t Taint) String() string {
 type WorkloadOptions struct {
 	// Image is the index the workloads run (from --image-index). When nil,
 	// the rules that need the image judge by the manifests alone.
-	Image *verify.Snapshot
+	Image *snapshot.Snapshot
 	// WindowsTaint is the taint Windows nodes carry; the zero Taint skips
 	// the toleration rule. The CLI defaults to DefaultWindowsTaint.
 	WindowsTaint Taint

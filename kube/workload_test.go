@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -64,11 +65,11 @@ func checkYAML(t *testing.T, in string, o WorkloadOptions) *WorkloadReport {
 }
 
 func TestWorkloadRules(t *testing.T) {
-	admin := snapshot(t, win(t, regtest.OSVersionLTSC2022, regtest.WithUser("ContainerAdministrator")))
-	user := snapshot(t, win(t, regtest.OSVersionLTSC2022))
-	only25 := snapshot(t, win(t, regtest.OSVersionLTSC2025))
+	admin := loadSnapshot(t, win(t, regtest.OSVersionLTSC2022, regtest.WithUser("ContainerAdministrator")))
+	user := loadSnapshot(t, win(t, regtest.OSVersionLTSC2022))
+	only25 := loadSnapshot(t, win(t, regtest.OSVersionLTSC2025))
 	def := WorkloadOptions{WindowsTaint: DefaultWindowsTaint}
-	with := func(s *verify.Snapshot) WorkloadOptions {
+	with := func(s *snapshot.Snapshot) WorkloadOptions {
 		return WorkloadOptions{Image: s, WindowsTaint: DefaultWindowsTaint}
 	}
 	linuxPod := strings.Replace(winPod("securityContext: {runAsUser: 1}", "lifecycle: {preStop: {exec: {command: [sh]}}}"), "name: windows", "name: linux", 1)
@@ -149,7 +150,7 @@ func TestWorkloadLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img := snapshot(t, win(t, regtest.OSVersionLTSC2025, regtest.WithUser("ContainerAdministrator")))
+	img := loadSnapshot(t, win(t, regtest.OSVersionLTSC2025, regtest.WithUser("ContainerAdministrator")))
 	r := CheckWorkloads(objs, WorkloadOptions{Image: img, WindowsTaint: DefaultWindowsTaint})
 	var got []string
 	for _, f := range r.Findings {

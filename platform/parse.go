@@ -169,9 +169,3 @@ func SameOSArch(a, b Platform) bool {
 	na, nb := Normalize(a), Normalize(b)
 	return na.OS == nb.OS && na.Architecture == nb.Architecture && na.Variant == nb.Variant
 }
-
-// IsAttestation reports whether a descriptor platform is the unknown/unknown
-// platform BuildKit gives attestation manifests.
-func IsAttestation(p *Platform) bool {
-	return p != nil && p.OS == "unknown" && p.Architecture == "unknown"
-}

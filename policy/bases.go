@@ -5,15 +5,11 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
-
-// AnnotationBaseName is the annotation naming the base image a manifest
-// was built on, e.g. mcr.microsoft.com/windows/nanoserver:ltsc2022.
-const AnnotationBaseName = ocispec.AnnotationBaseImageName
 
 // Bases are allowed base repositories. A pattern is a repository
 // (docker.io/library/alpine; short Docker Hub names are normalised), a
@@ -69,7 +65,7 @@ func (b Bases) allows(ref name.Reference) bool {
 // the manifest or on its index descriptor) outside b, and a
 // missing-base-annotation warning when it has none. No patterns, no
 // findings.
-func (b Bases) Check(s *verify.Snapshot) []verify.Finding {
+func (b Bases) Check(s *snapshot.Snapshot) []verify.Finding {
 	if len(b) == 0 {
 		return nil
 	}
@@ -87,7 +83,7 @@ func (b Bases) Check(s *verify.Snapshot) []verify.Finding {
 		names := baseNames(e)
 		if len(names) == 0 {
 			f.Rule, f.Severity = RuleMissingBaseAnnotation, verify.Warning
-			f.Message = fmt.Sprintf("no %s annotation: cannot check the base against the policy's allowed bases", AnnotationBaseName)
+			f.Message = fmt.Sprintf("no %s annotation: cannot check the base against the policy's allowed bases", snapshot.AnnotationBaseName)
 			out = append(out, f)
 		}
 		for _, n := range names {
@@ -104,10 +100,10 @@ func (b Bases) Check(s *verify.Snapshot) []verify.Finding {
 }
 
 // baseNames returns the distinct base annotations of an entry.
-func baseNames(e verify.Entry) []string {
+func baseNames(e snapshot.Entry) []string {
 	var out []string
 	for _, a := range []map[string]string{e.Descriptor.Annotations, e.Manifest.Annotations} {
-		if n := a[AnnotationBaseName]; n != "" && (len(out) == 0 || out[0] != n) {
+		if n := a[snapshot.AnnotationBaseName]; n != "" && (len(out) == 0 || out[0] != n) {
 			out = append(out, n)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/internal/regtest"
-	"github.com/imgctl/imgctl/verify"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 func TestBases(t *testing.T) {
@@ -38,15 +38,15 @@ func TestBases(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ann := map[string]string{}
 			if tc.manifest != "" {
-				ann[AnnotationBaseName] = tc.manifest
+				ann[snapshot.AnnotationBaseName] = tc.manifest
 			}
 			e := regtest.Entry{Image: img(tc.name, ann)}
 			if tc.desc != "" {
-				e.Annotations = map[string]string{AnnotationBaseName: tc.desc}
+				e.Annotations = map[string]string{snapshot.AnnotationBaseName: tc.desc}
 			}
 			att := regtest.Must(regtest.AttestationEntry(e.Image))(t)
 			idx := regtest.Must(regtest.Index(e, att))(t)
-			s, err := verify.LoadIndex(context.Background(), idx, 0)
+			s, err := snapshot.LoadIndex(context.Background(), idx, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +62,7 @@ func TestBases(t *testing.T) {
 			}
 		})
 	}
-	if fs := (Bases{}).Check(&verify.Snapshot{}); fs != nil {
+	if fs := (Bases{}).Check(&snapshot.Snapshot{}); fs != nil {
 		t.Fatalf("no patterns: %v", fs)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/sign"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -23,7 +24,7 @@ type Gate struct {
 	// Remote are the go-containerregistry options for signature reads.
 	Remote []remote.Option
 	// Concurrency bounds concurrent signature checks; 0 means
-	// verify.DefaultConcurrency.
+	// snapshot.DefaultConcurrency.
 	Concurrency int
 }
 
@@ -79,7 +80,7 @@ func union[T any](a, b []T, key func(T) string) []T {
 // Check evaluates a snapshot of the manifest at s.Digest in repo: verify's
 // rules, the allowed bases, the signatures of the manifest and its children
 // (when the gate has keys, read by digest), then the severity overrides.
-func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *verify.Snapshot) *verify.Report {
+func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *snapshot.Snapshot) *verify.Report {
 	rep := verify.Evaluate(ref, s, g.Verify)
 	rep.Findings = append(rep.Findings, g.Bases.Check(s)...)
 	if len(g.Keys) > 0 {

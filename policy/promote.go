@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/imgctl/imgctl/sign"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -129,7 +130,7 @@ func (g *Gate) Promote(ctx context.Context, src name.Reference, dst name.Tag, o 
 
 // copy writes everything by digest, checks the signatures at dst, then
 // tags.
-func (g *Gate) copy(ctx context.Context, puller *remote.Puller, desc *remote.Descriptor, pr *Promotion, snap *verify.Snapshot, o PromoteOptions, log *slog.Logger) error {
+func (g *Gate) copy(ctx context.Context, puller *remote.Puller, desc *remote.Descriptor, pr *Promotion, snap *snapshot.Snapshot, o PromoteOptions, log *slog.Logger) error {
 	dstRepo := pr.Target.Context()
 	pusher, err := remote.NewPusher(o.pusherOptions()...)
 	if err != nil {
@@ -166,20 +167,20 @@ func (g *Gate) copy(ctx context.Context, puller *remote.Puller, desc *remote.Des
 }
 
 // load reads what verify checks of a fetched manifest.
-func load(ctx context.Context, desc *remote.Descriptor) (*verify.Snapshot, error) {
+func load(ctx context.Context, desc *remote.Descriptor) (*snapshot.Snapshot, error) {
 	switch {
 	case desc.MediaType.IsIndex():
 		idx, err := desc.ImageIndex()
 		if err != nil {
 			return nil, fmt.Errorf("reading index: %w", err)
 		}
-		return verify.LoadIndex(ctx, idx, verify.DefaultConcurrency)
+		return snapshot.LoadIndex(ctx, idx, snapshot.DefaultConcurrency)
 	case desc.MediaType.IsImage():
 		img, err := desc.Image()
 		if err != nil {
 			return nil, fmt.Errorf("reading image: %w", err)
 		}
-		return verify.LoadImage(img)
+		return snapshot.LoadImage(img)
 	}
 	return nil, fmt.Errorf("%w %q", ErrUnsupportedMediaType, desc.MediaType)
 }

@@ -8,6 +8,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // resolved is a base reference resolved for one platform.
@@ -73,7 +74,7 @@ func pick(cands []v1.Descriptor, want platform.Platform) (v1.Descriptor, bool, b
 	var same []v1.Descriptor
 	for _, d := range cands {
 		p := d.Platform
-		if !d.MediaType.IsImage() || p == nil || platform.IsAttestation(p) || !platform.SameOSArch(want, *p) {
+		if !d.MediaType.IsImage() || p == nil || snapshot.IsAttestationPlatform(p) || !platform.SameOSArch(want, *p) {
 			continue
 		}
 		if platform.Key(*p) == key {

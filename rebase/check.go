@@ -7,9 +7,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/imgctl/imgctl/snapshot"
 	"golang.org/x/sync/errgroup"
-
-	"github.com/imgctl/imgctl/platform"
 )
 
 // Status is the base status of every variant of an index: the JSON shape of
@@ -79,7 +78,7 @@ func (s *session) loadSource(ctx context.Context, ref name.Reference) (*source, 
 	in := &source{ref: ref, digest: rd.Digest, index: im}
 	var descs []v1.Descriptor
 	for _, d := range im.Manifests {
-		if d.MediaType.IsImage() && !isAttestation(d) {
+		if d.MediaType.IsImage() && !snapshot.IsAttestation(d) {
 			descs = append(descs, d)
 		} else {
 			in.others = append(in.others, d)
@@ -99,16 +98,6 @@ func (s *session) loadSource(ctx context.Context, ref name.Reference) (*source, 
 		return nil, err
 	}
 	return in, nil
-}
-
-// Annotations BuildKit puts on attestation manifest descriptors.
-const (
-	annotationReferenceType   = "vnd.docker.reference.type"
-	annotationReferenceDigest = "vnd.docker.reference.digest"
-)
-
-func isAttestation(d v1.Descriptor) bool {
-	return d.Annotations[annotationReferenceType] == "attestation-manifest" || platform.IsAttestation(d.Platform)
 }
 
 // annotations returns a copy of the source index's annotations.

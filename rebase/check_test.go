@@ -8,6 +8,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // TestCheck reports every variant current, then stale once the bases move,
@@ -63,7 +64,7 @@ func TestBaseFromFlagOrDescriptor(t *testing.T) {
 	withDesc := regtest.Must(regtest.WindowsImage("", regtest.WithBase(f.winBase["amd64"]), regtest.WithSeed("desc")))(t)
 	flagRef := pushAppIndex(t, f.reg, "flag:1", plain)
 	_, _, err := f.reg.PushTag("desc:1", regtest.Must(regtest.Index(regtest.Entry{Image: withDesc, Annotations: map[string]string{
-		AnnotationBaseName: f.nanoserver, AnnotationBaseDigest: digest(t, f.winBase["amd64"]).String(),
+		snapshot.AnnotationBaseName: f.nanoserver, snapshot.AnnotationBaseDigest: digest(t, f.winBase["amd64"]).String(),
 	}}))(t))
 	if err != nil {
 		t.Fatal(err)
@@ -89,10 +90,10 @@ func TestBaseFromFlagOrDescriptor(t *testing.T) {
 		t.Fatalf("descriptor annotations: %v", err)
 	}
 	idx, im := fetchIndex(t, tag(t, f.reg, "desc:2"))
-	newBase := im.Manifests[0].Annotations[AnnotationBaseDigest]
+	newBase := im.Manifests[0].Annotations[snapshot.AnnotationBaseDigest]
 	m := regtest.Must(regtest.Must(idx.Image(im.Manifests[0].Digest))(t).Manifest())(t)
-	if newBase == digest(t, f.winBase["amd64"]).String() || m.Annotations[AnnotationBaseDigest] != newBase ||
-		m.Annotations[AnnotationBaseName] != f.nanoserver {
+	if newBase == digest(t, f.winBase["amd64"]).String() || m.Annotations[snapshot.AnnotationBaseDigest] != newBase ||
+		m.Annotations[snapshot.AnnotationBaseName] != f.nanoserver {
 		t.Errorf("descriptor %v, manifest %v", im.Manifests[0].Annotations, m.Annotations)
 	}
 }

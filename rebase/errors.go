@@ -2,22 +2,6 @@ package rebase
 
 import (
 	"errors"
-
-	specs "github.com/opencontainers/image-spec/specs-go/v1"
-)
-
-// Annotations that name a variant's base image, as `imgctl build` writes
-// them on each manifest (OCI image-spec pre-defined annotation keys).
-const (
-	AnnotationBaseName   = specs.AnnotationBaseImageName
-	AnnotationBaseDigest = specs.AnnotationBaseImageDigest
-)
-
-// Where a variant's base name came from (Variant.BaseSource).
-const (
-	SourceManifest   = "manifest-annotation"
-	SourceDescriptor = "descriptor-annotation"
-	SourceFlag       = "flag"
 )
 
 // Sentinel errors, checked with errors.Is.

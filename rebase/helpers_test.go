@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 var ctx = context.Background()
@@ -58,7 +59,7 @@ func newFixture(t *testing.T) *fixture {
 	pushIndex(t, reg, "base/nanoserver:ltsc2025", f.winBase["amd64"])
 	distroIdx := pushIndex(t, reg, "base/distroless:latest", f.linBase["amd64"], f.linBase["arm64"])
 	ann := func(base string, d v1.Hash) regtest.ImageOption {
-		return regtest.WithAnnotations(map[string]string{AnnotationBaseName: base, AnnotationBaseDigest: d.String()})
+		return regtest.WithAnnotations(map[string]string{snapshot.AnnotationBaseName: base, snapshot.AnnotationBaseDigest: d.String()})
 	}
 	f.win = regtest.Must(regtest.WindowsImage("", regtest.WithBase(f.winBase["amd64"]), regtest.WithSeed("app"),
 		ann(f.nanoserver, digest(t, f.winBase["amd64"]))))(t)

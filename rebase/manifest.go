@@ -7,6 +7,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // rewriteManifest puts the new base's layer descriptors (media types
@@ -60,10 +61,10 @@ func rewriteManifest(v *variant, p parts, n int, cfg []byte) ([]byte, error) {
 	for k, val := range p.app.manifest.Annotations {
 		ann[k] = val
 	}
-	if ann[AnnotationBaseName] == "" {
-		ann[AnnotationBaseName] = v.BaseName
+	if ann[snapshot.AnnotationBaseName] == "" {
+		ann[snapshot.AnnotationBaseName] = v.BaseName
 	}
-	ann[AnnotationBaseDigest] = p.new.desc.Digest.String()
+	ann[snapshot.AnnotationBaseDigest] = p.new.desc.Digest.String()
 	annRaw, err := encode(ann)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/imgctl/imgctl/index"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // Result is what Rebase did.
@@ -105,7 +106,7 @@ func (s *session) children(ctx context.Context, in *source, res *Result) ([]inde
 		res.entries[out[i].Descriptor.Digest] = v.snap
 	}
 	for _, d := range in.others {
-		if p, ok := rebasedFrom[d.Annotations[annotationReferenceDigest]]; ok && isAttestation(d) {
+		if p, ok := rebasedFrom[d.Annotations[snapshot.AnnotationReferenceDigest]]; ok && snapshot.IsAttestation(d) {
 			res.Notes = append(res.Notes, fmt.Sprintf("dropped attestation %s of %s: it describes the image before the rebase", d.Digest, p))
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -79,7 +80,7 @@ func TestRebaseMovesEveryVariant(t *testing.T) {
 			st.BlobBytesReceived, newConfigs, st.Mounts, len(read))
 	}
 	rep := verify.Evaluate(target.String(), res.Snapshot(), verify.Options{Targets: res.Targets()})
-	snap := regtest.Must(verify.LoadIndex(ctx, idx, 4))(t)
+	snap := regtest.Must(snapshot.LoadIndex(ctx, idx, 4))(t)
 	if back := verify.Evaluate(target.String(), snap, verify.Options{Targets: res.Targets()}); !rep.Passed || !back.Passed {
 		t.Errorf("verify: in memory %+v, read back %+v", rep.Findings, back.Findings)
 	}
@@ -102,7 +103,7 @@ func checkRebased(t *testing.T, idx v1.ImageIndex, d v1.Descriptor, app, base v1
 		len(cf.History) != len(acf.History) || !reflect.DeepEqual(cf.History[n:], acf.History[n:]) {
 		t.Errorf("%s: diff_ids %v history %v", formatDesc(d), cf.RootFS.DiffIDs, cf.History)
 	}
-	if got := m.Annotations[AnnotationBaseDigest]; got != digest(t, base).String() || m.MediaType != am.MediaType {
+	if got := m.Annotations[snapshot.AnnotationBaseDigest]; got != digest(t, base).String() || m.MediaType != am.MediaType {
 		t.Errorf("%s: base.digest %s, want %s; media type %s", formatDesc(d), got, digest(t, base), m.MediaType)
 	}
 	if !reflect.DeepEqual(cf.Config, acf.Config) || !cf.Created.Equal(acf.Created.Time) {
@@ -143,7 +144,7 @@ func TestRebaseRefusesForeignLayers(t *testing.T) {
 	f := newFixture(t)
 	other := regtest.Must(regtest.WindowsBaseImage(winOld, regtest.WithSeed("another base")))(t)
 	lie := regtest.Must(regtest.WindowsImage("", regtest.WithBase(other), regtest.WithAnnotations(map[string]string{
-		AnnotationBaseName: f.nanoserver, AnnotationBaseDigest: digest(t, f.winBase["amd64"]).String(),
+		snapshot.AnnotationBaseName: f.nanoserver, snapshot.AnnotationBaseDigest: digest(t, f.winBase["amd64"]).String(),
 	})))(t)
 	src := pushAppIndex(t, f.reg, "liar:1", f.amd, lie)
 	f.moveBases(t, winNew)

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // parts are what one variant's rebase reads: the image, its old base and
@@ -61,8 +62,8 @@ func rewrite(v *variant, p parts) (*rebased, error) {
 	r.desc = v.desc
 	r.desc.Digest, r.desc.Size = d, size
 	r.desc.Annotations = maps.Clone(v.desc.Annotations)
-	if _, ok := r.desc.Annotations[AnnotationBaseName]; ok || r.desc.Annotations[AnnotationBaseDigest] != "" {
-		r.desc.Annotations[AnnotationBaseDigest] = p.new.desc.Digest.String()
+	if _, ok := r.desc.Annotations[snapshot.AnnotationBaseName]; ok || r.desc.Annotations[snapshot.AnnotationBaseDigest] != "" {
+		r.desc.Annotations[snapshot.AnnotationBaseDigest] = p.new.desc.Digest.String()
 	}
 	r.desc.Platform = r.cfg.Platform()
 	if v.desc.Platform != nil {

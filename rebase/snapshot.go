@@ -7,7 +7,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/platform"
-	"github.com/imgctl/imgctl/verify"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // snapEntry is what the new index holds for a variant.
@@ -19,13 +19,13 @@ type snapEntry struct {
 // Snapshot returns what verify needs of the new index without reading it
 // back: the index and, for each variant, the manifest and config whose
 // exact bytes were just pushed. It is nil when nothing was planned.
-func (r *Result) Snapshot() *verify.Snapshot {
+func (r *Result) Snapshot() *snapshot.Snapshot {
 	if r.Index == nil {
 		return nil
 	}
-	s := &verify.Snapshot{Digest: r.Index.Digest, Index: r.Index.Manifest}
+	s := &snapshot.Snapshot{Digest: r.Index.Digest, Index: r.Index.Manifest}
 	for _, d := range r.Index.Manifest.Manifests {
-		e := verify.Entry{Descriptor: d}
+		e := snapshot.Entry{Descriptor: d}
 		if se, ok := r.entries[d.Digest]; ok {
 			e.Manifest, e.Config = se.manifest, se.config
 		}

@@ -9,6 +9,14 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
+)
+
+// Where a variant's base name came from (Variant.BaseSource).
+const (
+	SourceManifest   = "manifest-annotation"
+	SourceDescriptor = "descriptor-annotation"
+	SourceFlag       = "flag"
 )
 
 // Variant is what Check and Rebase report for one child of the index. It is
@@ -94,16 +102,16 @@ func (s *session) load(ctx context.Context, repo name.Repository, desc v1.Descri
 // Options.Bases for the variant's OS.
 func (s *session) baseOf(v *variant) error {
 	ma, da := v.app.manifest.Annotations, v.desc.Annotations
-	nameStr := cmp.Or(ma[AnnotationBaseName], da[AnnotationBaseName])
+	nameStr := cmp.Or(ma[snapshot.AnnotationBaseName], da[snapshot.AnnotationBaseName])
 	switch {
-	case ma[AnnotationBaseName] != "":
+	case ma[snapshot.AnnotationBaseName] != "":
 		v.BaseSource = SourceManifest
-	case da[AnnotationBaseName] != "":
+	case da[snapshot.AnnotationBaseName] != "":
 		v.BaseSource = SourceDescriptor
 	case s.o.Bases[v.plat.OS] != nil:
 		v.BaseSource = SourceFlag
 	default:
-		return fmt.Errorf("variant %s: %w (no %s annotation and no base given for %s)", v.Platform, ErrNoBase, AnnotationBaseName, v.plat.OS)
+		return fmt.Errorf("variant %s: %w (no %s annotation and no base given for %s)", v.Platform, ErrNoBase, snapshot.AnnotationBaseName, v.plat.OS)
 	}
 	ref := s.o.Bases[v.plat.OS]
 	if v.BaseSource != SourceFlag {
@@ -113,10 +121,10 @@ func (s *session) baseOf(v *variant) error {
 		}
 	}
 	v.base, v.BaseName = ref, ref.String()
-	if d := cmp.Or(ma[AnnotationBaseDigest], da[AnnotationBaseDigest]); d != "" {
+	if d := cmp.Or(ma[snapshot.AnnotationBaseDigest], da[snapshot.AnnotationBaseDigest]); d != "" {
 		h, err := v1.NewHash(d)
 		if err != nil {
-			return fmt.Errorf("variant %s: %s %q: %w", v.Platform, AnnotationBaseDigest, d, err)
+			return fmt.Errorf("variant %s: %s %q: %w", v.Platform, snapshot.AnnotationBaseDigest, d, err)
 		}
 		v.old, v.OldBase = &h, h.String()
 	}
@@ -147,7 +155,7 @@ func (s *session) staleness(ctx context.Context, v *variant) error {
 		}
 		v.Stale = !layersStartWith(v.app.manifest.Layers, base.manifest.Layers)
 		if v.Stale {
-			v.Note = "no " + AnnotationBaseDigest + " recorded, and the layers do not start with the current base's"
+			v.Note = "no " + snapshot.AnnotationBaseDigest + " recorded, and the layers do not start with the current base's"
 		}
 	}
 	return nil

@@ -32,7 +32,7 @@ func TestCopySignatures(t *testing.T) {
 	if _, err := Sign(ctx, ref, signer(t, a), Options{Recursive: true, Referrers: true}); err != nil {
 		t.Fatal(err)
 	}
-	snap := snapshot(t, ref)
+	snap := loadSnapshot(t, ref)
 	for _, tc := range []struct {
 		name      string
 		reg       *regtest.Registry

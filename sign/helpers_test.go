@@ -13,6 +13,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 
 	"github.com/imgctl/imgctl/internal/signtest"
@@ -80,13 +81,13 @@ func pushIndex(t *testing.T, reg *regtest.Registry, repoTag string) name.Digest 
 	return ref.Context().Digest(d.String())
 }
 
-func snapshot(t *testing.T, ref name.Digest) *verify.Snapshot {
+func loadSnapshot(t *testing.T, ref name.Digest) *snapshot.Snapshot {
 	t.Helper()
 	idx, err := remote.Index(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := verify.LoadIndex(context.Background(), idx, 0)
+	s, err := snapshot.LoadIndex(context.Background(), idx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func snapshot(t *testing.T, ref name.Digest) *verify.Snapshot {
 
 func verifyRef(t *testing.T, ref name.Digest, keys ...Key) []verify.Finding {
 	t.Helper()
-	return Verify(context.Background(), ref.Context(), Subjects(snapshot(t, ref)), keys, VerifyOptions{})
+	return Verify(context.Background(), ref.Context(), Subjects(loadSnapshot(t, ref)), keys, VerifyOptions{})
 }
 
 // rules returns digest -> rule for each finding.

@@ -117,7 +117,7 @@ func TestVerifyFailsClosed(t *testing.T) {
 	if _, err := Sign(context.Background(), ref, signer(t, a), Options{Recursive: true}); err != nil {
 		t.Fatal(err)
 	}
-	snap := snapshot(t, ref)
+	snap := loadSnapshot(t, ref)
 	reg.SetMiddleware(failing(".sig"))
 	fs := Verify(context.Background(), ref.Context(), Subjects(snap), []Key{pubKey(t, a)}, VerifyOptions{})
 	if len(fs) != 5 {

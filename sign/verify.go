@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -22,7 +23,7 @@ type VerifyOptions struct {
 	// Remote are the go-containerregistry options for every request.
 	Remote []remote.Option
 	// Concurrency bounds concurrent checks; 0 means
-	// verify.DefaultConcurrency.
+	// snapshot.DefaultConcurrency.
 	Concurrency int
 }
 
@@ -34,7 +35,7 @@ type Subject struct {
 
 // Subjects lists what Verify checks in a snapshot: the index (or image)
 // itself, then every child that is not an attestation manifest.
-func Subjects(s *verify.Snapshot) []Subject {
+func Subjects(s *snapshot.Snapshot) []Subject {
 	out := []Subject{{Digest: s.Digest}}
 	if s.Index == nil {
 		return out
@@ -59,7 +60,7 @@ func Verify(ctx context.Context, repo name.Repository, subjects []Subject, keys 
 	)
 	n := o.Concurrency
 	if n <= 0 {
-		n = verify.DefaultConcurrency
+		n = snapshot.DefaultConcurrency
 	}
 	var g errgroup.Group
 	g.SetLimit(n)

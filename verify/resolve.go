@@ -6,6 +6,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // ResolveIndex returns the descriptor of the child manifest an engine pulls
@@ -46,7 +47,7 @@ func ResolveIndex(idx v1.ImageIndex, host platform.Platform, e platform.Engine) 
 // ResolveImage checks a single-platform manifest against host by its
 // config, as an engine does when a tag points at one manifest.
 func ResolveImage(img v1.Image, host platform.Platform, e platform.Engine) (v1.Descriptor, error) {
-	s, err := LoadImage(img)
+	s, err := snapshot.LoadImage(img)
 	if err != nil {
 		return v1.Descriptor{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
@@ -23,7 +24,7 @@ func (c *checker) notAnIndex() {
 }
 
 // entry applies the rules that look at one manifest and its config.
-func (c *checker) entry(e *Entry) {
+func (c *checker) entry(e *snapshot.Entry) {
 	if e.IsAttestation() {
 		return
 	}
@@ -46,7 +47,7 @@ func (c *checker) entry(e *Entry) {
 	c.foreignLayers(e)
 }
 
-func (c *checker) platformMismatch(e *Entry, desc, cfg *platform.Platform) {
+func (c *checker) platformMismatch(e *snapshot.Entry, desc, cfg *platform.Platform) {
 	if desc == nil || cfg == nil {
 		return
 	}
@@ -57,7 +58,7 @@ func (c *checker) platformMismatch(e *Entry, desc, cfg *platform.Platform) {
 	}
 }
 
-func (c *checker) osVersion(e *Entry, desc, cfg *platform.Platform) {
+func (c *checker) osVersion(e *snapshot.Entry, desc, cfg *platform.Platform) {
 	p := entryPlatform(e)
 	if p == nil || p.OS != "windows" {
 		return
@@ -99,7 +100,7 @@ func osv(p *platform.Platform) string {
 	return p.OSVersion
 }
 
-func (c *checker) windowsConfig(e *Entry) {
+func (c *checker) windowsConfig(e *snapshot.Entry) {
 	if e.Config == nil {
 		return
 	}
@@ -121,7 +122,7 @@ func (c *checker) windowsConfig(e *Entry) {
 	}
 }
 
-func (c *checker) foreignLayers(e *Entry) {
+func (c *checker) foreignLayers(e *snapshot.Entry) {
 	var n int
 	var urls []string
 	for _, l := range e.Manifest.Layers {
@@ -140,7 +141,7 @@ func (c *checker) foreignLayers(e *Entry) {
 }
 
 func (c *checker) duplicates() {
-	seen := map[string]*Entry{}
+	seen := map[string]*snapshot.Entry{}
 	for _, e := range c.images() {
 		p := entryPlatform(e)
 		if p == nil {
@@ -168,7 +169,7 @@ func (c *checker) attestations() {
 		if !e.IsAttestation() {
 			continue
 		}
-		ref := e.Descriptor.Annotations[AnnotationReferenceDigest]
+		ref := e.Descriptor.Annotations[snapshot.AnnotationReferenceDigest]
 		if ref == "" || !present[ref] {
 			c.add(RuleDanglingAttestation, Warning, e, "attestation for %q, which is not in the index", ref)
 		}

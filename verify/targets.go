@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 func (c *checker) engines() []platform.Engine {
@@ -27,7 +28,7 @@ func (c *checker) targetList() []platform.Target {
 // targets simulates every engine on every target node. The first engine
 // decides whether a target passes; the others warn where they differ.
 func (c *checker) targets() {
-	cands := c.s.Candidates()
+	cands := Candidates(c.s)
 	engines := c.engines()
 	primary := engines[0]
 	reached := map[int]bool{}
@@ -122,7 +123,7 @@ func (c *checker) disagree(t platform.Target, p platform.Engine, psel int, e pla
 	if sel >= 0 && !c.runs(t, sel) {
 		msg += fmt.Sprintf("; under %s the container would fail to start", e.Name())
 	}
-	var at *Entry
+	var at *snapshot.Entry
 	if sel >= 0 {
 		at = &c.s.Entries[sel]
 	}

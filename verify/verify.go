@@ -2,6 +2,7 @@ package verify
 
 import (
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // Options select what Evaluate checks.
@@ -26,7 +27,7 @@ type Options struct {
 }
 
 // Evaluate applies every rule to a snapshot. It does no I/O.
-func Evaluate(ref string, s *Snapshot, o Options) *Report {
+func Evaluate(ref string, s *snapshot.Snapshot, o Options) *Report {
 	r := &Report{Ref: ref, Digest: s.Digest.String(), Findings: []Finding{}, Targets: []TargetResult{}}
 	c := &checker{s: s, o: o, r: r}
 	if s.Index == nil {
@@ -44,12 +45,12 @@ func Evaluate(ref string, s *Snapshot, o Options) *Report {
 }
 
 type checker struct {
-	s *Snapshot
+	s *snapshot.Snapshot
 	o Options
 	r *Report
 }
 
-func (c *checker) add(rule string, sev Severity, e *Entry, format string, args ...any) {
+func (c *checker) add(rule string, sev Severity, e *snapshot.Entry, format string, args ...any) {
 	f := Finding{Rule: rule, Severity: sev, Message: sprintf(format, args...)}
 	if e != nil {
 		f.Digest = e.Descriptor.Digest.String()
@@ -58,11 +59,11 @@ func (c *checker) add(rule string, sev Severity, e *Entry, format string, args .
 	c.r.Findings = append(c.r.Findings, f)
 }
 
-func entryPlatform(e *Entry) *platform.Platform { return e.Platform() }
+func entryPlatform(e *snapshot.Entry) *platform.Platform { return e.Platform() }
 
 // images returns the runnable entries: not attestations, not nested indexes.
-func (c *checker) images() []*Entry {
-	var out []*Entry
+func (c *checker) images() []*snapshot.Entry {
+	var out []*snapshot.Entry
 	for i := range c.s.Entries {
 		e := &c.s.Entries[i]
 		if e.Manifest != nil && !e.IsAttestation() {
@@ -79,4 +80,19 @@ func (c *checker) hasWindows() bool {
 		}
 	}
 	return false
+}
+
+// Candidates lists every entry of s as engines see it, in index order: the
+// descriptor platform (for a single manifest, the config's) and the config
+// platform for entries judged by their config.
+func Candidates(s *snapshot.Snapshot) []platform.Candidate {
+	out := make([]platform.Candidate, len(s.Entries))
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		out[i] = platform.Candidate{Platform: e.Descriptor.Platform, Config: e.ConfigPlatform()}
+		if s.Index == nil {
+			out[i].Platform = e.ConfigPlatform()
+		}
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // FuzzEvaluate: an index decoded from arbitrary bytes, with each image
@@ -31,7 +32,7 @@ func FuzzEvaluate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		s := &Snapshot{Index: im, Entries: make([]Entry, len(im.Manifests))}
+		s := &snapshot.Snapshot{Index: im, Entries: make([]snapshot.Entry, len(im.Manifests))}
 		for i, d := range im.Manifests {
 			s.Entries[i].Descriptor = d
 			if d.MediaType.IsImage() && i%3 != 2 {

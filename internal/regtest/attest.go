@@ -11,16 +11,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // Names BuildKit uses for attestation manifests in an index.
 const (
-	// AnnotationReferenceType marks an attestation descriptor in an index.
-	AnnotationReferenceType = "vnd.docker.reference.type"
-	// AnnotationReferenceDigest names the digest of the attested manifest.
-	AnnotationReferenceDigest = "vnd.docker.reference.digest"
-	// AttestationManifestType is the value of AnnotationReferenceType.
-	AttestationManifestType = "attestation-manifest"
 	// InTotoMediaType is the media type of in-toto attestation layers.
 	InTotoMediaType types.MediaType = "application/vnd.in-toto+json"
 	// AnnotationPredicateType is the layer annotation naming the predicate.
@@ -106,8 +101,8 @@ func AttestationEntry(img v1.Image) (Entry, error) {
 		Image:    att,
 		Platform: &p,
 		Annotations: map[string]string{
-			AnnotationReferenceType:   AttestationManifestType,
-			AnnotationReferenceDigest: desc.Digest.String(),
+			snapshot.AnnotationReferenceType:   snapshot.AttestationManifest,
+			snapshot.AnnotationReferenceDigest: desc.Digest.String(),
 		},
 	}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"testing"
+
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 func TestAttestationEntry(t *testing.T) {
@@ -12,11 +14,11 @@ func TestAttestationEntry(t *testing.T) {
 	if e.Platform == nil || !e.Platform.Equals(AttestationPlatform) {
 		t.Fatalf("platform %+v", e.Platform)
 	}
-	if got := e.Annotations[AnnotationReferenceType]; got != AttestationManifestType {
-		t.Fatalf("%s = %q", AnnotationReferenceType, got)
+	if got := e.Annotations[snapshot.AnnotationReferenceType]; got != snapshot.AttestationManifest {
+		t.Fatalf("%s = %q", snapshot.AnnotationReferenceType, got)
 	}
-	if got, want := e.Annotations[AnnotationReferenceDigest], digestOf(t, subj).String(); got != want {
-		t.Fatalf("%s = %q, want %q", AnnotationReferenceDigest, got, want)
+	if got, want := e.Annotations[snapshot.AnnotationReferenceDigest], digestOf(t, subj).String(); got != want {
+		t.Fatalf("%s = %q, want %q", snapshot.AnnotationReferenceDigest, got, want)
 	}
 
 	m, err := e.Image.Manifest()

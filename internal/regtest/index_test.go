@@ -8,6 +8,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 func TestMultiOSIndexPlatforms(t *testing.T) {
@@ -33,8 +34,8 @@ func TestMultiOSIndexPlatforms(t *testing.T) {
 			t.Errorf("manifest %d platform %+v, want %+v", i, d.Platform, p)
 		}
 		att := im.Manifests[len(want)+i]
-		if att.Annotations[AnnotationReferenceDigest] != d.Digest.String() {
-			t.Errorf("attestation %d refers to %s, want %s", i, att.Annotations[AnnotationReferenceDigest], d.Digest)
+		if att.Annotations[snapshot.AnnotationReferenceDigest] != d.Digest.String() {
+			t.Errorf("attestation %d refers to %s, want %s", i, att.Annotations[snapshot.AnnotationReferenceDigest], d.Digest)
 		}
 	}
 }

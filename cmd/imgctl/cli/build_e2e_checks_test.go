@@ -11,8 +11,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 func (e *e2e) index(t *testing.T) (v1.ImageIndex, *v1.IndexManifest) {
@@ -119,11 +119,11 @@ func (e *e2e) checkBaseAnnotations(t *testing.T, tag string, wantName map[string
 		}
 		base := wantName[d.Platform.String()]
 		wantDigest := e.baseDigest(t, base, d.Platform.Architecture)
-		if got := m.Annotations[build.AnnotationBaseName]; got != base {
-			t.Errorf("%s: %s = %q, want %q", d.Platform, build.AnnotationBaseName, got, base)
+		if got := m.Annotations[snapshot.AnnotationBaseName]; got != base {
+			t.Errorf("%s: %s = %q, want %q", d.Platform, snapshot.AnnotationBaseName, got, base)
 		}
-		if got := m.Annotations[build.AnnotationBaseDigest]; got != wantDigest {
-			t.Errorf("%s: %s = %q, want %q", d.Platform, build.AnnotationBaseDigest, got, wantDigest)
+		if got := m.Annotations[snapshot.AnnotationBaseDigest]; got != wantDigest {
+			t.Errorf("%s: %s = %q, want %q", d.Platform, snapshot.AnnotationBaseDigest, got, wantDigest)
 		}
 	}
 }

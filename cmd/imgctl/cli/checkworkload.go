@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/kube"
-	"github.com/imgctl/imgctl/verify"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 type checkWorkloadOptions struct {
@@ -65,7 +65,7 @@ on errors, and 2 on usage, parse, network or registry errors.`,
 	fl := cmd.Flags()
 	fl.StringVar(&o.imageIndex, "image-index", "", "the image index the workloads run: check RuntimeClass builds against its variants and read the user of its Windows configs")
 	fl.StringVar(&o.windowsTaint, "windows-taint", kube.DefaultWindowsTaint.String(), `the taint of the Windows nodes that pods must tolerate, key=value:Effect ("" skips the check)`)
-	fl.IntVar(&o.concurrency, "concurrency", verify.DefaultConcurrency, "concurrent manifest and config fetches")
+	fl.IntVar(&o.concurrency, "concurrency", snapshot.DefaultConcurrency, "concurrent manifest and config fetches")
 	return cmd
 }
 
@@ -116,16 +116,16 @@ func readManifests(cmd *cobra.Command, files []string) ([]kube.Object, error) {
 }
 
 // loadImage reads --image-index: an index, or a single manifest.
-func (o *checkWorkloadOptions) loadImage(cmd *cobra.Command, ro *rootOptions) (*verify.Snapshot, error) {
+func (o *checkWorkloadOptions) loadImage(cmd *cobra.Command, ro *rootOptions) (*snapshot.Snapshot, error) {
 	f, err := fetch(cmd, ro.registry(), o.imageIndex)
 	if err != nil {
 		return nil, fmt.Errorf("--image-index: %w", err)
 	}
-	var snap *verify.Snapshot
+	var snap *snapshot.Snapshot
 	if f.index != nil {
-		snap, err = verify.LoadIndex(cmd.Context(), f.index, o.concurrency)
+		snap, err = snapshot.LoadIndex(cmd.Context(), f.index, o.concurrency)
 	} else {
-		snap, err = verify.LoadImage(f.image)
+		snap, err = snapshot.LoadImage(f.image)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--image-index %s: %w", f.ref, err)

@@ -12,6 +12,7 @@ import (
 	idx "github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/internal/regclient"
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -161,7 +162,7 @@ func verifyPushed(ctx context.Context, rc *regclient.Options, res *idx.Result, v
 	if err != nil {
 		return nil, fmt.Errorf("reading %s for verify: %w", res.Ref, err)
 	}
-	snap, err := verify.LoadIndex(ctx, ii, verify.DefaultConcurrency)
+	snap, err := snapshot.LoadIndex(ctx, ii, snapshot.DefaultConcurrency)
 	if err != nil {
 		return nil, fmt.Errorf("verifying %s: %w", res.Ref, err)
 	}

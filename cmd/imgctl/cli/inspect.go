@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/platform"
-	"github.com/imgctl/imgctl/verify"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 func newInspectCmd(ro *rootOptions) *cobra.Command {
@@ -45,7 +45,7 @@ func newInspectCmd(ro *rootOptions) *cobra.Command {
 // config's platform, marked "(config)".
 func inspectRows(f *fetched) ([]row, error) {
 	if f.image != nil {
-		s, err := verify.LoadImage(f.image)
+		s, err := snapshot.LoadImage(f.image)
 		if err != nil {
 			return nil, err
 		}
@@ -58,8 +58,8 @@ func inspectRows(f *fetched) ([]row, error) {
 	var out []row
 	for _, d := range im.Manifests {
 		p, mark := d.Platform, ""
-		if e := (verify.Entry{Descriptor: d}); e.IsAttestation() {
-			out = append(out, row{"attestation→" + shortDigest(d.Annotations[verify.AnnotationReferenceDigest]), "-", "-", d.Digest.String(), d.Size})
+		if e := (snapshot.Entry{Descriptor: d}); e.IsAttestation() {
+			out = append(out, row{"attestation→" + shortDigest(d.Annotations[snapshot.AnnotationReferenceDigest]), "-", "-", d.Digest.String(), d.Size})
 			continue
 		}
 		if p == nil && d.MediaType.IsImage() {

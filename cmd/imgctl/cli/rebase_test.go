@@ -9,6 +9,7 @@ import (
 
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/rebase"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 const (
@@ -30,12 +31,12 @@ func rebaseFixture(t *testing.T, reg *regtest.Registry) string {
 	var es []regtest.Entry
 	for i, b := range []v1.Image{lin[0], lin[1], win} {
 		ann := regtest.WithAnnotations(map[string]string{
-			rebase.AnnotationBaseName: reg.Host() + "/base/distroless:latest", rebase.AnnotationBaseDigest: digestOf(t, b),
+			snapshot.AnnotationBaseName: reg.Host() + "/base/distroless:latest", snapshot.AnnotationBaseDigest: digestOf(t, b),
 		})
 		var img v1.Image
 		if i == 2 {
 			ann = regtest.WithAnnotations(map[string]string{
-				rebase.AnnotationBaseName: reg.Host() + "/base/nanoserver:ltsc2025", rebase.AnnotationBaseDigest: digestOf(t, b),
+				snapshot.AnnotationBaseName: reg.Host() + "/base/nanoserver:ltsc2025", snapshot.AnnotationBaseDigest: digestOf(t, b),
 			})
 			img = regtest.Must(regtest.WindowsImage("", regtest.WithBase(b), regtest.WithSeed("app"), ann))(t)
 		} else {

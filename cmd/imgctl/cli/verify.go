@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -51,11 +52,11 @@ network or registry errors.`,
 			if err != nil {
 				return err
 			}
-			var snap *verify.Snapshot
+			var snap *snapshot.Snapshot
 			if f.index != nil {
-				snap, err = verify.LoadIndex(cmd.Context(), f.index, o.concurrency)
+				snap, err = snapshot.LoadIndex(cmd.Context(), f.index, o.concurrency)
 			} else {
-				snap, err = verify.LoadImage(f.image)
+				snap, err = snapshot.LoadImage(f.image)
 			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.ref, err)
@@ -82,7 +83,7 @@ network or registry errors.`,
 	fl.BoolVar(&o.hostProcess, "hostprocess", false, "accept Windows variants without os.version (HostProcess images)")
 	fl.BoolVar(&o.runAsNonRoot, "run-as-non-root", false, "fail Windows images whose user is ContainerAdministrator")
 	fl.StringVar(&o.engine, "engine", "", "simulate only this engine: containerd, containerd-1.7 or docker (default: all, containerd decides)")
-	fl.IntVar(&o.concurrency, "concurrency", verify.DefaultConcurrency, "concurrent manifest and config fetches")
+	fl.IntVar(&o.concurrency, "concurrency", snapshot.DefaultConcurrency, "concurrent manifest and config fetches")
 	o.add(fl)
 	addNodesFlag(cmd)
 	return cmd

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/kube"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -54,7 +55,7 @@ func addNodesFlag(cmd *cobra.Command) {
 // mergeNodes checks the --nodes inventory, if given, against the snapshot
 // and merges the result into the report. explicitTargets keeps the rows and
 // findings of --target; otherwise the nodes replace the default targets.
-func mergeNodes(cmd *cobra.Command, snap *verify.Snapshot, rep *verify.Report, explicitTargets bool) {
+func mergeNodes(cmd *cobra.Command, snap *snapshot.Snapshot, rep *verify.Report, explicitTargets bool) {
 	if nodes := nodesOf(cmd); len(nodes) > 0 {
 		kube.Merge(rep, kube.CheckNodes(snap, nodes), !explicitTargets)
 	}

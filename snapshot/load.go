@@ -1,4 +1,4 @@
-package verify
+package snapshot
 
 import (
 	"context"
@@ -7,80 +7,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/errgroup"
-
-	"github.com/imgctl/imgctl/platform"
 )
-
-// Annotations BuildKit puts on attestation manifest descriptors.
-const (
-	AnnotationReferenceType   = platform.AnnotationReferenceType
-	AnnotationReferenceDigest = platform.AnnotationReferenceDigest
-	AttestationManifest       = platform.AttestationManifest
-)
-
-// Entry is one child of an index with what verify read of it.
-type Entry struct {
-	Descriptor v1.Descriptor
-	// Manifest and Config are nil for attestations and nested indexes,
-	// which verify does not open.
-	Manifest *v1.Manifest
-	Config   *v1.ConfigFile
-}
-
-// IsAttestation reports whether the entry is a BuildKit attestation
-// manifest.
-func (e Entry) IsAttestation() bool {
-	return platform.IsAttestationDescriptor(e.Descriptor)
-}
-
-// ConfigPlatform returns the platform the image config declares, or nil.
-func (e Entry) ConfigPlatform() *platform.Platform {
-	if e.Config == nil {
-		return nil
-	}
-	p := e.Config.Platform()
-	return p
-}
-
-// Platform returns the platform engines judge the entry by: the
-// descriptor's, or the config's when the descriptor has none.
-func (e *Entry) Platform() *platform.Platform {
-	if e.Descriptor.Platform != nil {
-		return e.Descriptor.Platform
-	}
-	return e.ConfigPlatform()
-}
-
-// OSVersion returns the os.version of Platform, or "".
-func (e *Entry) OSVersion() string {
-	if p := e.Platform(); p != nil {
-		return p.OSVersion
-	}
-	return ""
-}
-
-// Snapshot is everything verify reads of a reference.
-type Snapshot struct {
-	Digest v1.Hash
-	// Index is nil when the reference is a single manifest.
-	Index   *v1.IndexManifest
-	Entries []Entry
-}
-
-// Candidates lists every entry as engines see it, in index order: the
-// descriptor platform (for a single manifest, the config's) and the config
-// platform for entries judged by their config.
-func (s *Snapshot) Candidates() []platform.Candidate {
-	out := make([]platform.Candidate, len(s.Entries))
-	for i := range s.Entries {
-		e := &s.Entries[i]
-		out[i] = platform.Candidate{Platform: e.Descriptor.Platform, Config: e.ConfigPlatform()}
-		if s.Index == nil {
-			out[i].Platform = e.ConfigPlatform()
-		}
-	}
-	return out
-}
 
 // DefaultConcurrency bounds concurrent manifest and config fetches.
 const DefaultConcurrency = 8
