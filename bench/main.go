@@ -38,6 +38,7 @@ type options struct {
 	skipVerify bool
 	trace      string
 	buildRuns  int
+	token      bool
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -50,6 +51,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.tools, "tools", "", "comma-separated tool names to run (default all)")
 	fs.BoolVar(&o.skipVerify, "skip-verify-row", false, "do not measure imgctl with its post-push verification on")
 	fs.StringVar(&o.trace, "trace", "", "write every run's requests to DIR/<case>/<tool>-runN.log")
+	fs.BoolVar(&o.token, "token", true, "also run "+strings.Join(tokenCases, ", ")+" on a registry with token auth, counting handshakes")
 	fs.IntVar(&o.buildRuns, "build-runs", 0, "measured runs per tool of the build cases build-linux and build-windows (default -runs)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -139,6 +141,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	md, err := rep.markdown(ctx)
 	if err != nil {
 		return err
+	}
+	if o.token && len(filter(cs, strings.Join(tokenCases, ","), benchCase.Name)) > 0 {
+		trs, err := runTokenCases(ctx, tools, o.runs, stderr)
+		if err != nil {
+			return err
+		}
+		md += tokenMarkdown(trs)
 	}
 	if err := writeResults(ctx, o.out, md, brep); err != nil {
 		return err

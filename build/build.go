@@ -11,10 +11,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
-	"github.com/imgctl/imgctl/index"
-	"github.com/imgctl/imgctl/internal/regclient"
+	"github.com/imgctl/imgctl/registry"
 )
 
 // Build lints the Dockerfile for every variant, refuses an existing tag
@@ -43,8 +40,8 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	}
 	// One authenticated transport per registry for the whole build: the
 	// tag check, the base reads and the merge share one handshake.
-	sess := rc.NewSession(p.baseRepos(rc), []name.Repository{o.Tag.Context()})
-	conns, err := p.prepareIO(ctx, &o, sess)
+	rc.Scope(p.baseRepos(rc), []name.Repository{o.Tag.Context()})
+	conns, err := p.prepareIO(ctx, &o, rc)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +51,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer cleanup()
-	exps, err := p.solveAll(ctx, conns, &o, sess, dfDir)
+	exps, err := p.solveAll(ctx, conns, &o, rc, dfDir)
 	closeStatus()
 	if err != nil {
 		return nil, err
@@ -65,7 +62,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	log.Info("merging", "variants", len(exps), "tag", o.Tag.String())
-	res, err := p.publish(ctx, &o, sess, exps)
+	res, err := p.publish(ctx, &o, rc, exps)
 	if err != nil {
 		return nil, fmt.Errorf("merging into %s: %w", o.Tag, err)
 	}
@@ -84,11 +81,11 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 // base reads even after another step failed, so that no request of this
 // build is still in flight when Build returns. On error it closes what it
 // opened.
-func (p *Plan) prepareIO(ctx context.Context, o *Options, sess *regclient.Session) (*connections, error) {
+func (p *Plan) prepareIO(ctx context.Context, o *Options, rc *registry.Client) (*connections, error) {
 	var tagErr, baseErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { tagErr = checkTag(ctx, o, sess) })
-	wg.Go(func() { baseErr = p.resolveBases(ctx, o.registry(), sess) })
+	wg.Go(func() { tagErr = checkTag(ctx, o, rc) })
+	wg.Go(func() { baseErr = p.resolveBases(ctx, rc) })
 	conns, err := p.connect(ctx)
 	if err == nil {
 		err = p.applyWaivers(conns.workers)
@@ -168,20 +165,16 @@ func Prepare(o Options) (*Plan, error) {
 }
 
 // checkTag refuses an existing tag unless Force, before anything is solved.
-func checkTag(ctx context.Context, o *Options, sess *regclient.Session) error {
+// The digest to publish is not known yet, so any existing tag is refused:
+// a build never makes the same index twice (its provenance and timestamps
+// differ).
+func checkTag(ctx context.Context, o *Options, rc *registry.Client) error {
 	if o.Force {
 		return nil
 	}
-	opts, err := sess.Remote(ctx, o.Tag.Context())
-	if err != nil {
+	h, err := rc.Head(ctx, o.Tag)
+	if err != nil || h == nil {
 		return err
 	}
-	desc, err := remote.Head(o.Tag, opts...)
-	if isNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("checking tag %s: %w", o.Tag, err)
-	}
-	return fmt.Errorf("%w %s (it points at %s; use --force to overwrite)", index.ErrTagExists, o.Tag, desc.Digest)
+	return registry.TagExistsError(o.Tag, *h, "--force")
 }

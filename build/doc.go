@@ -46,7 +46,7 @@
 // unless every solve succeeded.
 //
 // imgctl's own registry traffic is one handshake per registry
-// (regclient.Session), one HEAD of the tag before anything is solved, one
+// (one registry.Client), one HEAD of the tag before anything is solved, one
 // GET per distinct base reference and the index PUT. Each base is then
 // pinned for the solve by the digest that GET returned, through the
 // Dockerfile frontend's named contexts (context:NAME=docker-image://

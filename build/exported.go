@@ -12,13 +12,12 @@ import (
 	contentapi "github.com/containerd/containerd/api/services/content/v1"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/imgctl/imgctl/internal/regclient"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
@@ -52,34 +51,30 @@ type blobSource interface {
 type daemonContent struct {
 	content contentapi.ContentClient
 	repo    name.Repository
-	reg     func(context.Context) ([]remote.Option, error)
+	rc      *registry.Client
 }
 
 // maxExportedBlob bounds a manifest or config read from the daemon, as
-// regclient bounds one read from a registry.
-const maxExportedBlob = regclient.MaxManifestSize
+// registry bounds one read from a registry.
+const maxExportedBlob = registry.MaxManifestSize
 
-func newDaemonContent(c *client.Client, repo name.Repository, reg func(context.Context) ([]remote.Option, error)) *daemonContent {
-	return &daemonContent{content: c.ContentClient(), repo: repo, reg: reg}
+func newDaemonContent(c *client.Client, repo name.Repository, rc *registry.Client) *daemonContent {
+	return &daemonContent{content: c.ContentClient(), repo: repo, rc: rc}
 }
 
 func (dc *daemonContent) read(ctx context.Context, d v1.Descriptor, manifest bool) ([]byte, error) {
 	if dt, err := dc.readDaemon(ctx, d); err == nil {
 		return dt, nil
 	}
-	opts, err := dc.reg(ctx)
-	if err != nil {
-		return nil, err
-	}
 	ref := dc.repo.Digest(d.Digest.String())
 	if manifest {
-		desc, err := remote.Get(ref, opts...)
+		desc, err := dc.rc.Get(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
 		return desc.Manifest, nil
 	}
-	l, err := remote.Layer(ref, opts...)
+	l, err := dc.rc.Layer(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +83,7 @@ func (dc *daemonContent) read(ctx context.Context, d v1.Descriptor, manifest boo
 		return nil, err
 	}
 	defer rc.Close()
-	return io.ReadAll(io.LimitReader(rc, regclient.MaxManifestSize+1))
+	return io.ReadAll(io.LimitReader(rc, registry.MaxManifestSize+1))
 }
 
 // readDaemon reads d whole from the daemon and checks its digest.

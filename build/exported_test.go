@@ -8,10 +8,10 @@ import (
 
 	contentapi "github.com/containerd/containerd/api/services/content/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"google.golang.org/grpc"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/registry"
 )
 
 // memContent is a daemon content API holding some blobs, for fault
@@ -60,7 +60,6 @@ func TestReadExported(t *testing.T) {
 	cfg := regtest.Must(img.RawConfigFile())(t)
 	m := regtest.Must(img.Manifest())(t)
 	top := *regtest.Must(partial.Descriptor(img))(t)
-	regOpts := func(context.Context) ([]remote.Option, error) { return nil, nil }
 	for _, c := range []struct {
 		name  string
 		blobs map[string][]byte
@@ -71,7 +70,7 @@ func TestReadExported(t *testing.T) {
 		{"manifest corrupted", map[string][]byte{top.Digest.String(): append([]byte(" "), raw[1:]...), m.Config.Digest.String(): cfg}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dc := &daemonContent{content: &memContent{blobs: c.blobs}, repo: ref.Context(), reg: regOpts}
+			dc := &daemonContent{content: &memContent{blobs: c.blobs}, repo: ref.Context(), rc: registry.New()}
 			reg.ResetStats()
 			ex, err := readExported(ctx, dc, top, true)
 			if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/moby/buildkit/session/sshforward/sshprovider"
 
 	"github.com/imgctl/imgctl/index"
-	"github.com/imgctl/imgctl/internal/regclient"
+	"github.com/imgctl/imgctl/registry"
 )
 
 // ErrPreflight is returned (wrapped in a *PreflightError) when the
@@ -66,7 +66,7 @@ type Options struct {
 	Force bool
 	// Registry holds the registry settings for base resolution, the tag
 	// check and the merge; nil means the defaults.
-	Registry *regclient.Options
+	Registry *registry.Client
 	// Secrets and SSH are exposed to RUN --mount=type=secret|ssh.
 	Secrets []secretsprovider.Source
 	SSH     []sshprovider.AgentConfig
@@ -119,9 +119,9 @@ func (o *Options) logger() *slog.Logger {
 	return o.Logger
 }
 
-func (o *Options) registry() *regclient.Options {
+func (o *Options) registry() *registry.Client {
 	if o.Registry == nil {
-		o.Registry = &regclient.Options{}
+		o.Registry = registry.New()
 	}
 	return o.Registry
 }

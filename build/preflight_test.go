@@ -2,11 +2,12 @@ package build
 
 import (
 	"errors"
-	"github.com/google/go-containerregistry/pkg/v1"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 var (

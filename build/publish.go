@@ -8,8 +8,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/index"
-	"github.com/imgctl/imgctl/internal/regclient"
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/registry"
 )
 
 // tagsDirectly reports whether BuildKit pushes the tag itself: one solve
@@ -34,7 +34,7 @@ func (p *Plan) tagsDirectly() bool {
 // into the tag's repository) and their platforms from their configs, so
 // that the registry sees one PUT; or, when BuildKit tagged the result
 // itself (tagsDirectly), as BuildKit wrote it.
-func (p *Plan) publish(ctx context.Context, o *Options, sess *regclient.Session, exps []*exported) (*index.Result, error) {
+func (p *Plan) publish(ctx context.Context, o *Options, rc *registry.Client, exps []*exported) (*index.Result, error) {
 	repo := o.Tag.Context()
 	if p.tagsDirectly() {
 		ex := exps[0]
@@ -59,16 +59,8 @@ func (p *Plan) publish(ctx context.Context, o *Options, sess *regclient.Session,
 			children = append(children, index.Prepared{Descriptor: d, From: from, Present: true})
 		}
 	}
-	rt, err := sess.Transport(ctx, repo)
-	if err != nil {
-		return nil, err
-	}
-	opts, err := sess.Remote(ctx, repo)
-	if err != nil {
-		return nil, err
-	}
 	return index.PublishPrepared(ctx, o.Tag, children, o.Annotations, index.Options{
-		Remote: opts, Logger: o.logger(), Force: o.Force, TagChecked: true, Transport: rt, Keychain: o.registry().Keychain,
+		Registry: rc, Logger: o.logger(), Force: o.Force, ForceFlag: "--force", TagChecked: true,
 	})
 }
 

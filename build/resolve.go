@@ -12,9 +12,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/imgctl/imgctl/index"
-	"github.com/imgctl/imgctl/internal/regclient"
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/registry"
 )
 
 // resolveBases pins the final base of every platform of every variant:
@@ -22,7 +21,7 @@ import (
 // registry session. A Windows base's build is checked against its release
 // here when the base is an index (its descriptors carry os.version), and
 // after the solve otherwise (checkBuilt).
-func (p *Plan) resolveBases(ctx context.Context, rc *regclient.Options, sess *regclient.Session) error {
+func (p *Plan) resolveBases(ctx context.Context, rc *registry.Client) error {
 	p.resolved = map[string]ResolvedBase{}
 	refs := map[string]name.Reference{}
 	for _, fbs := range p.Bases {
@@ -42,16 +41,12 @@ func (p *Plan) resolveBases(ctx context.Context, rc *regclient.Options, sess *re
 	g, gctx := errgroup.WithContext(ctx)
 	for n, ref := range refs {
 		g.Go(func() error {
-			opts, err := sess.Remote(gctx, ref.Context())
-			if err != nil {
-				return err
-			}
-			desc, err := remote.Get(ref, opts...)
+			desc, err := rc.Get(gctx, ref)
 			if err != nil {
 				return fmt.Errorf("resolving base %s: %w", ref, err)
 			}
 			if !desc.MediaType.IsImage() && !desc.MediaType.IsIndex() {
-				return fmt.Errorf("resolving base %s: %w %q", ref, index.ErrUnsupportedMediaType, desc.MediaType)
+				return fmt.Errorf("resolving base %s: %w %q", ref, registry.ErrUnsupportedMediaType, desc.MediaType)
 			}
 			mu.Lock()
 			descs[n] = desc
@@ -89,7 +84,7 @@ func (p *Plan) resolveBases(ctx context.Context, rc *regclient.Options, sess *re
 
 // baseRepos are the repositories of the final bases, for the session's
 // pull scopes.
-func (p *Plan) baseRepos(rc *regclient.Options) []name.Repository {
+func (p *Plan) baseRepos(rc *registry.Client) []name.Repository {
 	var out []name.Repository
 	for _, fbs := range p.Bases {
 		for _, fb := range fbs {

@@ -1,12 +1,9 @@
 package build
 
 import (
-	"errors"
 	"fmt"
-	"net/http"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/platform"
@@ -50,9 +47,4 @@ func checkRelease(v Variant, fb FinalBase, rb ResolvedBase) error {
 			ErrBaseMismatch, v.Name, v.Release.Build, rb.Name, rb.OSVersion, WindowsBaseArg)
 	}
 	return nil
-}
-
-func isNotFound(err error) bool {
-	var terr *transport.Error
-	return errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound
 }

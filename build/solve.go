@@ -11,15 +11,14 @@ import (
 
 	"github.com/containerd/platforms"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/tonistiigi/fsutil"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/imgctl/imgctl/internal/regclient"
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
@@ -34,10 +33,9 @@ const (
 // daemonContent), in variant order. It fans the
 // status of every solve into o.Status; with several daemons, each one's
 // vertices carry its label (see relabel).
-func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, sess *regclient.Session, dfDir string) ([]*exported, error) {
+func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, rc *registry.Client, dfDir string) ([]*exported, error) {
 	out := make([]*exported, len(p.Variants))
 	repo := o.Tag.Context()
-	reg := func(ctx context.Context) ([]remote.Option, error) { return sess.Remote(ctx, repo) }
 	g, gctx := errgroup.WithContext(ctx)
 	var fwd sync.WaitGroup
 	for i, v := range p.Variants {
@@ -72,7 +70,7 @@ func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, ses
 			if err != nil {
 				return fmt.Errorf("building %s: %w", v.Name, err)
 			}
-			if out[i], err = readExported(gctx, newDaemonContent(c, repo, reg), top, !p.tagsDirectly()); err != nil {
+			if out[i], err = readExported(gctx, newDaemonContent(c, repo, rc), top, !p.tagsDirectly()); err != nil {
 				return fmt.Errorf("building %s: %w", v.Name, err)
 			}
 			return nil
@@ -159,7 +157,7 @@ func exportAttrs(o *Options, v Variant, bases map[string]ResolvedBase, tag bool)
 			attrs[exptypes.AnnotationIndexKey(k)] = val
 		}
 	}
-	if o.registry().Insecure {
+	if o.registry().Insecure() {
 		attrs[string(exptypes.OptKeyInsecure)] = "true"
 	}
 	for k, val := range BaseAnnotationAttrs(v.Platforms, bases) {

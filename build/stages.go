@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/containerd/platforms"
-	"github.com/google/go-containerregistry/pkg/v1"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"

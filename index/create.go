@@ -19,11 +19,8 @@ func Create(ctx context.Context, target name.Tag, sources []name.Reference, o Op
 	if len(sources) == 0 {
 		return nil, ErrNoSources
 	}
-	s, err := newSession(ctx, o, target.Context(), sources)
-	if err != nil {
-		return nil, err
-	}
-	existing, err := s.head(ctx, target)
+	s := newSession(o, target.Context(), sources)
+	existing, err := s.rc.Head(ctx, target)
 	if err != nil {
 		return nil, err
 	}

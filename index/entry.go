@@ -9,6 +9,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
@@ -60,7 +61,7 @@ func (e *Entry) img() (v1.Image, error) {
 		return e.image, nil
 	}
 	if e.parent == nil || !e.Descriptor.MediaType.IsImage() {
-		return nil, fmt.Errorf("%s: %w %q", e.Source, ErrUnsupportedMediaType, e.Descriptor.MediaType)
+		return nil, fmt.Errorf("%s: %w %q", e.Source, registry.ErrUnsupportedMediaType, e.Descriptor.MediaType)
 	}
 	img, err := e.parent.Image(e.Descriptor.Digest)
 	if err != nil {

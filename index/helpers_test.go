@@ -5,22 +5,20 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
-// testOptions tries once so that fault tests fail fast, and writes through
-// the direct client.
+// testOptions retries after a millisecond so that fault tests fail fast.
 func testOptions() Options {
-	return Options{
-		Remote:    []remote.Option{remote.WithRetryBackoff(remote.Backoff{Steps: 1})},
-		Transport: remote.DefaultTransport.(*http.Transport).Clone(),
-	}
+	return Options{Registry: registry.New(registry.WithRetryBase(time.Millisecond))}
 }
 
 // pushed pushes x to repo:tag on reg and returns the reference.
@@ -59,7 +57,7 @@ func fetchIndex(t *testing.T, ref name.Reference) (*v1.IndexManifest, v1.Hash) {
 func tagExists(t *testing.T, ref name.Reference) bool {
 	t.Helper()
 	_, err := remote.Head(ref)
-	if err != nil && !isNotFound(err) {
+	if err != nil && !registry.IsNotFound(err) {
 		t.Fatal(err)
 	}
 	return err == nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/imgctl/imgctl/registry"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -44,9 +45,9 @@ func (s *session) load(ctx context.Context, refs []name.Reference, target name.R
 // loadOne fetches one source. The context is kept by the lazily read
 // children, so it must outlive the load.
 func (s *session) loadOne(ctx context.Context, i int, ref name.Reference, target name.Repository) (*source, error) {
-	desc, err := s.puller.Get(ctx, ref)
+	desc, err := s.rc.Get(ctx, ref)
 	if err != nil {
-		return nil, fmt.Errorf("fetching %s: %w", ref, err)
+		return nil, err
 	}
 	repo := ref.Context()
 	inTarget := repo.Name() == target.Name()
@@ -80,7 +81,7 @@ func (s *session) loadOne(ctx context.Context, i int, ref name.Reference, target
 		}
 		return &source{entries: []*Entry{e}}, nil
 	}
-	return nil, fmt.Errorf("%s: %w %q", ref, ErrUnsupportedMediaType, desc.MediaType)
+	return nil, fmt.Errorf("%s: %w %q", ref, registry.ErrUnsupportedMediaType, desc.MediaType)
 }
 
 // needsConfig reports whether an entry's platform must be read from its

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 
-	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/imgctl/imgctl/registry"
 )
 
 // Prefer says how duplicate platforms are resolved.
@@ -40,9 +38,8 @@ const DefaultJobs = 4
 // Options control Create and Remove. The zero value refuses duplicates,
 // keeps attestations, never overwrites a tag and logs nowhere.
 type Options struct {
-	// Remote are the go-containerregistry options for every request
-	// (auth, transport, retries). Calls take their context explicitly.
-	Remote []remote.Option
+	// Registry is the run's registry client; nil means registry.New().
+	Registry *registry.Client
 	// Logger receives progress at debug level and notes at info level;
 	// nil discards.
 	Logger *slog.Logger
@@ -54,6 +51,9 @@ type Options struct {
 	Prefer Prefer
 	// Force allows overwriting an existing tag.
 	Force bool
+	// ForceFlag names the calling verb's flag that sets Force ("--force"),
+	// for the refusal to suggest; "" where the verb has none.
+	ForceFlag string
 	// TagChecked tells PublishPrepared that the caller has just checked the
 	// tag under the same Force rule (imgctl build checks it before it
 	// solves), so it does not HEAD the tag again. A registry has no
@@ -65,15 +65,6 @@ type Options struct {
 	// Jobs bounds concurrent child copies and, separately, concurrent blob
 	// transfers; 0 means DefaultJobs.
 	Jobs int
-	// Transport, when set, is the base transport (the one the Remote
-	// options use) for a client of the target repository that mounts each
-	// blob with one POST, skipping the HEAD go-containerregistry sends
-	// first, and PUTs manifests. Without it, every write goes through
-	// go-containerregistry's Pusher.
-	Transport http.RoundTripper
-	// Keychain resolves credentials for that client; nil means
-	// authn.DefaultKeychain.
-	Keychain authn.Keychain
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -81,6 +72,13 @@ func (o *Options) logger() *slog.Logger {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return o.Logger
+}
+
+func (o *Options) client() *registry.Client {
+	if o.Registry == nil {
+		return registry.New()
+	}
+	return o.Registry
 }
 
 func (o *Options) jobs() int {

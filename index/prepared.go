@@ -3,21 +3,14 @@ package index
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/imgctl/imgctl/registry"
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sync/semaphore"
 )
-
-// ErrBadPrepared is returned by PublishPrepared for a child whose
-// descriptor does not describe its manifest bytes.
-var ErrBadPrepared = errors.New("prepared child does not match its descriptor")
 
 // Prepared is a child manifest made outside this package (rebase builds
 // them): its exact bytes, its index descriptor, and where each blob it
@@ -78,13 +71,11 @@ func PublishPrepared(ctx context.Context, target name.Tag, children []Prepared, 
 		byDigest[d] = c
 		entries[i] = &Entry{Descriptor: cloneDescriptor(c.Descriptor), Source: target.Context().Digest(d.String()), From: c.From, SourceIndex: i}
 	}
-	s, err := newSession(ctx, o, target.Context(), srcs)
-	if err != nil {
-		return nil, err
-	}
+	s := newSession(o, target.Context(), srcs)
 	var existing *v1.Hash
 	if !o.TagChecked {
-		if existing, err = s.head(ctx, target); err != nil {
+		var err error
+		if existing, err = s.rc.Head(ctx, target); err != nil {
 			return nil, err
 		}
 	}
@@ -92,8 +83,9 @@ func PublishPrepared(ctx context.Context, target name.Tag, children []Prepared, 
 	if err != nil {
 		return nil, err
 	}
+	st := registry.TagState{Existing: existing, Want: plan.Digest}
 	var copied int
-	if !o.DryRun && (existing == nil || (*existing != plan.Digest && o.Force)) {
+	if !o.DryRun && !st.Same() && (!st.Overwrites() || o.Force) {
 		if copied, err = s.uploadPrepared(ctx, target.Context(), plan.Entries, byDigest); err != nil {
 			return nil, err
 		}
@@ -111,7 +103,7 @@ func PublishPrepared(ctx context.Context, target name.Tag, children []Prepared, 
 // uploadPrepared makes every child present in repo and marks the entries
 // as in the target, so that finish only PUTs the index.
 func (s *session) uploadPrepared(ctx context.Context, repo name.Repository, es []*Entry, by map[v1.Hash]*Prepared) (int, error) {
-	c := &copier{s: s, repo: repo, direct: s.direct, blobs: semaphore.NewWeighted(int64(s.o.jobs()))}
+	cp := s.rc.Copier(repo)
 	var copied atomic.Int64
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.o.jobs())
@@ -122,19 +114,19 @@ func (s *session) uploadPrepared(ctx context.Context, repo name.Repository, es [
 		}
 		g.Go(func() error {
 			dst := repo.Digest(e.Descriptor.Digest.String())
-			got, err := s.head(gctx, dst)
+			got, err := s.rc.Head(gctx, dst)
 			if err != nil || got != nil {
 				return err
 			}
 			bg, bctx := errgroup.WithContext(gctx)
 			for _, b := range p.Blobs {
-				bg.Go(func() error { return c.preparedBlob(bctx, b) })
+				bg.Go(func() error { return preparedBlob(bctx, cp, b) })
 			}
 			if err := bg.Wait(); err != nil {
 				return err
 			}
-			if err := c.put(gctx, dst, rawManifest{p.Manifest, e.Descriptor.MediaType}); err != nil {
-				return fmt.Errorf("pushing manifest %s: %w", dst, err)
+			if err := cp.Put(gctx, dst, registry.RawManifest{Raw: p.Manifest, Type: e.Descriptor.MediaType}); err != nil {
+				return err
 			}
 			copied.Add(1)
 			return nil
@@ -150,37 +142,10 @@ func (s *session) uploadPrepared(ctx context.Context, repo name.Repository, es [
 }
 
 // preparedBlob uploads an in-memory blob, or mounts or streams a blob from
-// its repository, at most Jobs at a time.
-func (c *copier) preparedBlob(ctx context.Context, b Blob) error {
-	d := b.Descriptor.Digest
-	if b.Data == nil && (b.From.Name() == c.repo.Name() || !b.Descriptor.MediaType.IsDistributable()) {
-		return nil
-	}
-	if err := c.blobs.Acquire(ctx, 1); err != nil {
-		return err
-	}
-	defer c.blobs.Release(1)
-	if b.Data == nil && c.direct != nil && mountable(b.From, c.repo) && c.direct.mount(ctx, d, b.From) {
-		return nil
-	}
-	if b.Data != nil && c.direct != nil {
-		if err := c.direct.upload(ctx, d, b.Data); err == nil {
-			return nil
-		}
-	}
-	var l v1.Layer
-	var err error
+// its repository.
+func preparedBlob(ctx context.Context, cp *registry.Copier, b Blob) error {
 	if b.Data != nil {
-		l = static.NewLayer(b.Data, b.Descriptor.MediaType)
-	} else if l, err = remote.Layer(b.From.Digest(d.String()), append(c.s.o.Remote, remote.WithContext(ctx))...); err != nil {
-		return fmt.Errorf("reading blob %s: %w", d, err)
+		return cp.UploadBytes(ctx, b.Descriptor.Digest, b.Data)
 	}
-	p, err := c.getPusher()
-	if err == nil {
-		err = p.Upload(ctx, c.repo, l)
-	}
-	if err != nil {
-		return fmt.Errorf("copying blob %s: %w", d, err)
-	}
-	return nil
+	return cp.RemoteBlob(ctx, b.Descriptor.Digest, b.Descriptor.MediaType, b.From)
 }

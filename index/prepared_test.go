@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/registry"
 )
 
 // preparedOf describes img as a prepared child whose layers are in from and
@@ -65,7 +66,7 @@ func TestPublishPrepared(t *testing.T) {
 		t.Errorf("got %v, want ErrBadPrepared", err)
 	}
 	children = children[1:]
-	if _, err := PublishPrepared(ctx, tag(t, reg, "app:1"), children, nil, testOptions()); !errors.Is(err, ErrTagExists) {
+	if _, err := PublishPrepared(ctx, tag(t, reg, "app:1"), children, nil, testOptions()); !errors.Is(err, registry.ErrTagExists) {
 		t.Errorf("got %v, want ErrTagExists", err)
 	}
 }

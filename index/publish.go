@@ -3,113 +3,82 @@ package index
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sync/semaphore"
+
+	"github.com/imgctl/imgctl/registry"
 )
 
-// rawManifest is a manifest PUT with its exact bytes.
-type rawManifest struct {
-	raw []byte
-	mt  types.MediaType
-}
-
-func (r rawManifest) RawManifest() ([]byte, error)        { return r.raw, nil }
-func (r rawManifest) MediaType() (types.MediaType, error) { return r.mt, nil }
-
-// publish copies every child into the target repository, then PUTs the
-// index: nothing is tagged unless every child is present.
+// publish makes every child present in the target repository, then PUTs
+// the index (registry.Publish): nothing is tagged unless every child is
+// present.
 func (s *session) publish(ctx context.Context, target name.Tag, plan *Plan, res *Result) error {
-	c := &copier{s: s, repo: target.Context(), direct: s.direct, blobs: semaphore.NewWeighted(int64(s.o.jobs()))}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.o.jobs())
-	for _, e := range plan.Entries {
-		g.Go(func() error { return c.child(gctx, e) })
-	}
-	if err := g.Wait(); err != nil {
+	var copied, present atomic.Int64
+	err := s.rc.Publish(ctx, target, registry.RawManifest{Raw: plan.Raw, Type: plan.Manifest.MediaType}, func(ctx context.Context, cp *registry.Copier) error {
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(s.o.jobs())
+		for _, e := range plan.Entries {
+			g.Go(func() error {
+				did, err := s.child(gctx, cp, e)
+				if did {
+					copied.Add(1)
+				} else if err == nil {
+					present.Add(1)
+				}
+				return err
+			})
+		}
+		return g.Wait()
+	})
+	if err != nil {
 		return err
 	}
-	res.Copied, res.Present = int(c.copied.Load()), int(c.present.Load())
-	if err := c.put(ctx, target, rawManifest{plan.Raw, plan.Manifest.MediaType}); err != nil {
-		return fmt.Errorf("pushing index %s: %w", target, err)
-	}
+	res.Copied, res.Present = int(copied.Load()), int(present.Load())
 	s.log.Debug("pushed index", "ref", target.String(), "digest", plan.Digest.String(),
 		"copied", res.Copied, "present", res.Present)
 	return nil
 }
 
-// copier copies children into one repository: blobs are mounted by the
-// direct client where it can, otherwise by one Pusher, which deduplicates
-// blobs by digest and authenticates once.
-type copier struct {
-	s       *session
-	repo    name.Repository
-	direct  *direct
-	blobs   *semaphore.Weighted
-	copied  atomic.Int64
-	present atomic.Int64
-
-	once   sync.Once
-	pusher *remote.Pusher
-	err    error
-}
-
-func (c *copier) getPusher() (*remote.Pusher, error) {
-	c.once.Do(func() { c.pusher, c.err = remote.NewPusher(c.s.o.Remote...) })
-	return c.pusher, c.err
-}
-
-// child makes one child present in the target repository: nothing when it
-// was read from there or a HEAD finds it; otherwise its blobs are mounted or
-// streamed and its manifest is PUT with its exact bytes.
-func (c *copier) child(ctx context.Context, e *Entry) error {
-	dst := c.repo.Digest(e.Descriptor.Digest.String())
+// child makes one child present in the target repository and reports
+// whether it copied it: nothing when it was read from there or a HEAD
+// finds it; otherwise its blobs are mounted or streamed and its manifest
+// is PUT with its exact bytes (a nested index goes with everything it
+// references).
+func (s *session) child(ctx context.Context, cp *registry.Copier, e *Entry) (bool, error) {
 	if e.inTarget {
-		c.present.Add(1)
-		return nil
+		return false, nil
 	}
-	got, err := c.s.head(ctx, dst)
+	dst := cp.Repository().Digest(e.Descriptor.Digest.String())
+	got, err := s.rc.Head(ctx, dst)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if got != nil {
-		c.s.log.Debug("child present", "digest", dst.DigestStr())
-		c.present.Add(1)
-		return nil
+		s.log.Debug("child present", "digest", dst.DigestStr())
+		return false, nil
 	}
 	switch mt := e.Descriptor.MediaType; {
 	case mt.IsIndex():
-		err = c.index(ctx, e, dst)
+		desc, err := s.rc.Get(ctx, e.Source)
+		if err == nil {
+			err = cp.Push(ctx, dst, desc)
+		}
+		if err != nil {
+			return false, fmt.Errorf("copying index %s: %w", e.Source, err)
+		}
 	case mt.IsImage():
-		err = c.image(ctx, e, dst)
+		img, err := e.img()
+		if err != nil {
+			return false, err
+		}
+		if err := cp.Image(ctx, img, e.Source.Context(), dst); err != nil {
+			return false, fmt.Errorf("copying %s: %w", e.Source, err)
+		}
 	default:
-		err = fmt.Errorf("%s: %w %q", e.Source, ErrUnsupportedMediaType, mt)
+		return false, fmt.Errorf("%s: %w %q", e.Source, registry.ErrUnsupportedMediaType, mt)
 	}
-	if err != nil {
-		return err
-	}
-	c.copied.Add(1)
-	c.s.log.Debug("copied child", "from", e.Source.String(), "to", dst.String())
-	return nil
-}
-
-// index copies a nested index with the Pusher, which walks its children.
-func (c *copier) index(ctx context.Context, e *Entry, dst name.Digest) error {
-	desc, err := c.s.puller.Get(ctx, e.Source)
-	if err != nil {
-		return fmt.Errorf("fetching index %s: %w", e.Source, err)
-	}
-	p, err := c.getPusher()
-	if err == nil {
-		err = p.Push(ctx, dst, desc)
-	}
-	if err != nil {
-		return fmt.Errorf("copying index %s: %w", e.Source, err)
-	}
-	return nil
+	s.log.Debug("copied child", "from", e.Source.String(), "to", dst.String())
+	return true, nil
 }

@@ -10,6 +10,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/registry"
 )
 
 // TestTagImmutable refuses an existing tag, leaves a tag that already
@@ -28,7 +29,7 @@ func TestTagImmutable(t *testing.T) {
 		t.Errorf("re-run of the same merge: %v pushed=%v", err, again != nil && again.Pushed)
 	}
 	reg.ResetStats()
-	if _, err := Create(ctx, target, []name.Reference{lin, win}, testOptions()); !errors.Is(err, ErrTagExists) {
+	if _, err := Create(ctx, target, []name.Reference{lin, win}, testOptions()); !errors.Is(err, registry.ErrTagExists) {
 		t.Fatalf("got %v, want ErrTagExists", err)
 	}
 	if st := reg.Stats(); st.Put != 0 {

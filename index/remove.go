@@ -8,6 +8,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/registry"
 )
 
 // Remove publishes src, an index, without the entries that match any of
@@ -21,11 +22,8 @@ func Remove(ctx context.Context, target name.Tag, src name.Reference, drop []pla
 	if len(drop) == 0 {
 		return nil, fmt.Errorf("%w: no platform to remove", ErrNoMatch)
 	}
-	s, err := newSession(ctx, o, target.Context(), []name.Reference{src})
-	if err != nil {
-		return nil, err
-	}
-	existing, err := s.head(ctx, target)
+	s := newSession(o, target.Context(), []name.Reference{src})
+	existing, err := s.rc.Head(ctx, target)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +32,7 @@ func Remove(ctx context.Context, target name.Tag, src name.Reference, drop []pla
 		return nil, err
 	}
 	if !srcs[0].isIndex {
-		return nil, fmt.Errorf("%s: %w", src, ErrNotAnIndex)
+		return nil, fmt.Errorf("%s: %w", src, registry.ErrNotAnIndex)
 	}
 	kept, err := s.without(srcs[0].entries, drop)
 	if err != nil {

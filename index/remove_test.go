@@ -8,6 +8,7 @@ import (
 
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/registry"
 )
 
 func TestRemove(t *testing.T) {
@@ -46,7 +47,7 @@ func TestRemove(t *testing.T) {
 	if _, err := Remove(ctx, tag(t, reg, "app:x"), src, []platform.Platform{none}, o); !errors.Is(err, ErrNoMatch) {
 		t.Errorf("got %v, want ErrNoMatch", err)
 	}
-	if _, err := Remove(ctx, tag(t, reg, "app:1"), src, []platform.Platform{p}, testOptions()); !errors.Is(err, ErrTagExists) {
+	if _, err := Remove(ctx, tag(t, reg, "app:1"), src, []platform.Platform{p}, testOptions()); !errors.Is(err, registry.ErrTagExists) {
 		t.Errorf("got %v, want ErrTagExists", err)
 	}
 }

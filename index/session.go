@@ -2,45 +2,42 @@ package index
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/imgctl/imgctl/registry"
 )
 
-// session is one Create or Remove: one Puller so that every repository is
-// authenticated once, and the notes gathered on the way.
+// session is one Create, Remove or PublishPrepared: the run's registry
+// client, with every repository's scope declared up front so that each
+// registry is authenticated once, and the notes gathered on the way.
 type session struct {
-	o      Options
-	log    *slog.Logger
-	puller *remote.Puller
-	direct *direct // the target repository's direct client, when Transport is set
+	o   Options
+	rc  *registry.Client
+	log *slog.Logger
 
 	mu    sync.Mutex
 	notes []string
 }
 
-// newSession sets up the clients. Unless this is a dry run, a Transport
-// gives a direct client of the target repository (see direct), which then
-// also answers the HEADs there.
-func newSession(ctx context.Context, o Options, target name.Repository, sources []name.Reference) (*session, error) {
-	p, err := remote.NewPuller(o.Remote...)
-	if err != nil {
-		return nil, fmt.Errorf("setting up registry client: %w", err)
+// newSession declares pull scope on the sources and push scope on the
+// target (pull for a dry run, which writes nothing).
+func newSession(o Options, target name.Repository, sources []name.Reference) *session {
+	rc := o.client()
+	pull := make([]name.Repository, 0, len(sources)+1)
+	for _, ref := range sources {
+		pull = append(pull, ref.Context())
 	}
-	s := &session{o: o, log: o.logger(), puller: p}
-	if o.Transport != nil && !o.DryRun {
-		if s.direct, err = newDirect(ctx, &s.o, target, sources); err != nil {
-			return nil, err
-		}
+	push := []name.Repository{target}
+	if o.DryRun {
+		pull, push = append(pull, target), nil
 	}
-	return s, nil
+	rc.Scope(pull, push)
+	return &session{o: o, rc: rc, log: o.logger()}
 }
 
 // note records something the merge changed, and logs it.
@@ -60,31 +57,6 @@ func (s *session) takeNotes() []string {
 	return n
 }
 
-// head returns the digest ref points at, or nil when it does not exist. A
-// failure of the direct client is retried with the Puller.
-func (s *session) head(ctx context.Context, ref name.Reference) (*v1.Hash, error) {
-	if s.direct != nil && ref.Context().Name() == s.direct.repo.Name() {
-		h, err := s.direct.head(ctx, ref.Identifier())
-		if err == nil {
-			return h, nil
-		}
-		s.log.Debug("direct HEAD failed; retrying with the Puller", "ref", ref.String(), "err", err)
-	}
-	d, err := s.puller.Head(ctx, ref)
-	if isNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("checking %s: %w", ref, err)
-	}
-	return &d.Digest, nil
-}
-
-func isNotFound(err error) bool {
-	var terr *transport.Error
-	return errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound
-}
-
 // Result is what Create and Remove did.
 type Result struct {
 	*Plan
@@ -99,20 +71,21 @@ type Result struct {
 	Copied, Present int
 }
 
-// finish applies the tag rule, then publishes unless this is a dry run.
+// finish applies the tag rule to the tag as read before the merge, then
+// publishes unless this is a dry run.
 func (s *session) finish(ctx context.Context, target name.Tag, plan *Plan, existing *v1.Hash) (*Result, error) {
 	res := &Result{Plan: plan, Tag: target, Ref: target.Context().Digest(plan.Digest.String())}
-	if existing != nil {
-		switch {
-		case *existing == plan.Digest:
-			s.note("%s already points at %s: nothing to push", target, plan.Digest)
-			plan.Notes = append(plan.Notes, s.takeNotes()...)
-			return res, nil
-		case !s.o.Force:
-			return nil, fmt.Errorf("%w %s (it points at %s; use force to overwrite)", ErrTagExists, target, existing)
-		default:
-			s.note("overwriting %s (was %s)", target, existing)
+	st := registry.TagState{Existing: existing, Want: plan.Digest}
+	switch {
+	case st.Same():
+		s.note("%s already points at %s: nothing to push", target, plan.Digest)
+		plan.Notes = append(plan.Notes, s.takeNotes()...)
+		return res, nil
+	case st.Overwrites():
+		if err := st.Rule(target, s.o.Force, s.o.ForceFlag); err != nil {
+			return nil, err
 		}
+		s.note("overwriting %s (was %s)", target, existing)
 	}
 	plan.Notes = append(plan.Notes, s.takeNotes()...)
 	if s.o.DryRun {

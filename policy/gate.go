@@ -6,9 +6,9 @@ import (
 	"slices"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
 	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
@@ -21,8 +21,9 @@ type Gate struct {
 	Bases  Bases
 	Keys   []sign.Key
 	Rules  Rules
-	// Remote are the go-containerregistry options for signature reads.
-	Remote []remote.Option
+	// Registry is the run's registry client for signature reads; nil means
+	// registry.New().
+	Registry *registry.Client
 	// Concurrency bounds concurrent signature checks; 0 means
 	// snapshot.DefaultConcurrency.
 	Concurrency int
@@ -84,7 +85,7 @@ func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *s
 	rep := verify.Evaluate(ref, s, g.Verify)
 	rep.Findings = append(rep.Findings, g.Bases.Check(s)...)
 	if len(g.Keys) > 0 {
-		o := sign.VerifyOptions{Remote: g.Remote, Concurrency: g.Concurrency}
+		o := sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency}
 		rep.Findings = append(rep.Findings, sign.Verify(ctx, repo, sign.Subjects(s), g.Keys, o)...)
 	}
 	g.Rules.Apply(rep)

@@ -6,65 +6,34 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
 	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
-// Sentinel errors of Promote, checked with errors.Is.
+// Sentinel errors of Promote, checked with errors.Is. A target tag that
+// points at another manifest is registry.ErrTagExists.
 var (
 	// ErrRefused is returned when the source fails the gate; nothing is
 	// written.
 	ErrRefused = errors.New("refusing to promote")
-	// ErrTagExists is returned when the target tag points at another
-	// manifest (like index.ErrTagExists); nothing is written.
-	ErrTagExists = errors.New("refusing to overwrite existing tag")
 	// ErrUnverifiedCopy is returned when the signatures copied to the
 	// target repository do not verify there; the tag is not written.
 	ErrUnverifiedCopy = errors.New("the copied signatures do not verify at the destination")
-	// ErrUnsupportedMediaType is returned for a source that is neither an
-	// image nor an index.
-	ErrUnsupportedMediaType = errors.New("unsupported media type")
 )
 
 // PromoteOptions control Promote.
 type PromoteOptions struct {
-	// Remote are the go-containerregistry options for every request.
-	Remote []remote.Option
+	// Registry is the run's registry client; nil means registry.New().
+	Registry *registry.Client
 	// Logger receives progress at debug level; nil discards.
 	Logger *slog.Logger
-	// Jobs bounds concurrent blob uploads; 0 means DefaultJobs.
-	Jobs int
-}
-
-// DefaultJobs bounds concurrent blob uploads when PromoteOptions.Jobs is 0.
-const DefaultJobs = 4
-
-// pullerOptions and pusherOptions size the source reads at twice the
-// uploads: a transport that re-opens a request body for each attempt (as
-// imgctl's retrying one may) holds two reads of a source blob per streamed
-// upload, and with go-containerregistry's pull limiter no larger than the
-// uploads, a cross-registry copy would wait forever.
-func (o PromoteOptions) pullerOptions() []remote.Option {
-	return append(o.Remote[:len(o.Remote):len(o.Remote)], remote.WithJobs(2*o.jobs()))
-}
-
-func (o PromoteOptions) pusherOptions() []remote.Option {
-	return append(o.Remote[:len(o.Remote):len(o.Remote)], remote.WithJobs(o.jobs()))
-}
-
-func (o PromoteOptions) jobs() int {
-	if o.Jobs <= 0 {
-		return DefaultJobs
-	}
-	return o.Jobs
 }
 
 // Promotion is what Promote did.
@@ -76,7 +45,7 @@ type Promotion struct {
 	// Pushed is false when refused and when Target already pointed at
 	// Source.
 	Pushed     bool
-	Signatures sign.CopyResult
+	Signatures registry.ArtifactResult
 }
 
 // Promote resolves src to a digest once, checks that digest with the gate,
@@ -84,32 +53,34 @@ type Promotion struct {
 // bytes (blobs mounted within a registry, streamed across registries), then
 // the cosign signature, attestation and SBOM tags and the referrers of the
 // manifest and of each child, then, once the signatures verify at dst, the
-// tag. An existing dst tag is never overwritten (ErrTagExists) unless it
-// already points at the digest, which is then a verified no-op. A source
-// that fails the gate returns its report and ErrRefused, and nothing is
-// written.
+// tag. An existing dst tag is never overwritten (registry.ErrTagExists)
+// unless it already points at the digest, which is then a verified no-op. A
+// source that fails the gate returns its report and ErrRefused, and nothing
+// is written.
 func (g *Gate) Promote(ctx context.Context, src name.Reference, dst name.Tag, o PromoteOptions) (*Promotion, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	puller, err := remote.NewPuller(o.pullerOptions()...)
-	if err != nil {
-		return nil, fmt.Errorf("setting up registry client: %w", err)
+	rc := o.Registry
+	if rc == nil {
+		rc = registry.New()
 	}
-	desc, err := puller.Get(ctx, src)
-	if err != nil {
-		return nil, fmt.Errorf("fetching %s: %w", src, err)
+	if g.Registry == nil {
+		g.Registry = rc
 	}
+	rc.Scope([]name.Repository{src.Context()}, []name.Repository{dst.Context()})
+	f, err := rc.Fetch(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	desc := f.Desc
 	pr := &Promotion{Source: src.Context().Digest(desc.Digest.String()), Target: dst}
-	existing, err := head(ctx, puller, dst)
+	st, err := rc.CheckTag(ctx, dst, desc.Digest, false, "")
 	if err != nil {
 		return pr, err
 	}
-	if existing != nil && *existing != desc.Digest {
-		return pr, fmt.Errorf("%w %s: it points at %s, not %s", ErrTagExists, dst, existing, desc.Digest)
-	}
-	snap, err := load(ctx, desc)
+	snap, err := f.Snapshot(ctx)
 	if err != nil {
 		return pr, fmt.Errorf("%s: %w", pr.Source, err)
 	}
@@ -117,26 +88,26 @@ func (g *Gate) Promote(ctx context.Context, src name.Reference, dst name.Tag, o 
 	if !pr.Report.Passed {
 		return pr, fmt.Errorf("%w %s: %d error(s)", ErrRefused, pr.Source, len(pr.Report.Errors()))
 	}
-	if existing != nil {
+	if st.Same() {
 		log.Debug("target already points at the source", "target", dst.String(), "digest", desc.Digest.String())
 		return pr, nil
 	}
-	if err := g.copy(ctx, puller, desc, pr, snap, o, log); err != nil {
+	idx := registry.RawManifest{Raw: desc.Manifest, Type: desc.MediaType}
+	err = rc.Publish(ctx, dst, idx, func(ctx context.Context, cp *registry.Copier) error {
+		return g.copy(ctx, rc, cp, desc, pr, snap, log)
+	})
+	if err != nil {
 		return pr, err
 	}
 	pr.Pushed = true
 	return pr, nil
 }
 
-// copy writes everything by digest, checks the signatures at dst, then
-// tags.
-func (g *Gate) copy(ctx context.Context, puller *remote.Puller, desc *remote.Descriptor, pr *Promotion, snap *snapshot.Snapshot, o PromoteOptions, log *slog.Logger) error {
-	dstRepo := pr.Target.Context()
-	pusher, err := remote.NewPusher(o.pusherOptions()...)
-	if err != nil {
-		return fmt.Errorf("setting up registry client: %w", err)
-	}
-	if err := pusher.Push(ctx, dstRepo.Digest(desc.Digest.String()), desc); err != nil {
+// copy writes everything by digest and checks the signatures at dst; the
+// tag is written after it, by registry.Publish.
+func (g *Gate) copy(ctx context.Context, rc *registry.Client, cp *registry.Copier, desc *remote.Descriptor, pr *Promotion, snap *snapshot.Snapshot, log *slog.Logger) error {
+	dstRepo := cp.Repository()
+	if err := cp.Push(ctx, dstRepo.Digest(desc.Digest.String()), desc); err != nil {
 		return fmt.Errorf("copying %s to %s: %w", pr.Source, dstRepo, err)
 	}
 	log.Debug("copied manifest", "digest", desc.Digest.String(), "to", dstRepo.String())
@@ -146,54 +117,21 @@ func (g *Gate) copy(ctx context.Context, puller *remote.Puller, desc *remote.Des
 			digests = append(digests, e.Descriptor.Digest)
 		}
 	}
-	cr, err := sign.CopySignatures(ctx, pr.Source.Context(), dstRepo, digests, sign.CopyOptions{Remote: o.Remote, Logger: log})
+	cr, err := rc.CopyArtifacts(ctx, pr.Source.Context(), dstRepo, digests, registry.ArtifactOptions{Merge: sign.Merge(rc)})
 	if err != nil {
 		return err
 	}
 	pr.Signatures = *cr
 	if len(g.Keys) > 0 {
-		fs := sign.Verify(ctx, dstRepo, sign.Subjects(snap), g.Keys, sign.VerifyOptions{Remote: g.Remote, Concurrency: g.Concurrency})
+		fs := sign.Verify(ctx, dstRepo, sign.Subjects(snap), g.Keys, sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency})
 		if len(fs) > 0 {
 			return fmt.Errorf("%w: %s: %s", ErrUnverifiedCopy, fs[0].Digest, fs[0].Message)
 		}
 	}
-	if h, err := head(ctx, puller, pr.Target); err != nil || (h != nil && *h != desc.Digest) {
-		return errors.Join(err, fmt.Errorf("%w %s: it appeared while copying and points at %s", ErrTagExists, pr.Target, h))
-	}
-	if err := remote.Put(pr.Target, desc, append(o.Remote[:len(o.Remote):len(o.Remote)], remote.WithContext(ctx))...); err != nil {
-		return fmt.Errorf("tagging %s: %w", pr.Target, err)
+	if st, err := rc.CheckTag(ctx, pr.Target, desc.Digest, false, ""); err != nil {
+		return fmt.Errorf("%w (it appeared while copying)", err)
+	} else if st.Same() {
+		log.Debug("target appeared at the source's digest while copying", "target", pr.Target.String())
 	}
 	return nil
-}
-
-// load reads what verify checks of a fetched manifest.
-func load(ctx context.Context, desc *remote.Descriptor) (*snapshot.Snapshot, error) {
-	switch {
-	case desc.MediaType.IsIndex():
-		idx, err := desc.ImageIndex()
-		if err != nil {
-			return nil, fmt.Errorf("reading index: %w", err)
-		}
-		return snapshot.LoadIndex(ctx, idx, snapshot.DefaultConcurrency)
-	case desc.MediaType.IsImage():
-		img, err := desc.Image()
-		if err != nil {
-			return nil, fmt.Errorf("reading image: %w", err)
-		}
-		return snapshot.LoadImage(img)
-	}
-	return nil, fmt.Errorf("%w %q", ErrUnsupportedMediaType, desc.MediaType)
-}
-
-// head returns the digest ref points at, or nil when it does not exist.
-func head(ctx context.Context, p *remote.Puller, ref name.Reference) (*v1.Hash, error) {
-	d, err := p.Head(ctx, ref)
-	var terr *transport.Error
-	if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("checking %s: %w", ref, err)
-	}
-	return &d.Digest, nil
 }

@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
 	"github.com/imgctl/imgctl/verify"
 )
@@ -76,7 +76,7 @@ func TestPromote(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	k := newKey(t)
-	src := regtest.New(t, regtest.WithRegistryOptions(registry.WithReferrersSupport(true)))
+	src := regtest.New(t, regtest.WithReferrers())
 	other := regtest.New(t)
 	srcRef := pushSigned(t, src, "ci/app:1", regtest.Must(regtest.MultiOSIndex())(t), &k, true)
 	ms, _ := remote.Index(srcRef)
@@ -128,7 +128,7 @@ func TestPromote(t *testing.T) {
 			// Another index never replaces the tag.
 			otherIdx := regtest.Must(regtest.Index(regtest.Entry{Image: regtest.Must(regtest.LinuxImage("amd64", regtest.WithSeed(tc.name)))(t)}))(t)
 			o := pushSigned(t, src, "ci/app:2", otherIdx, &k, false)
-			if _, err := g.Promote(ctx, o, dst, PromoteOptions{}); !errors.Is(err, ErrTagExists) {
+			if _, err := g.Promote(ctx, o, dst, PromoteOptions{}); !errors.Is(err, registry.ErrTagExists) {
 				t.Fatalf("promoting another index onto the tag: %v, want ErrTagExists", err)
 			}
 			if got := headDigest(t, dst); got == nil || got.String() != srcRef.DigestStr() {

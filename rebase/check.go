@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 	"golang.org/x/sync/errgroup"
 )
@@ -37,10 +38,7 @@ type source struct {
 // once and, for recorded index digests, the old index; configs only where a
 // platform is missing. It never reads a layer.
 func Check(ctx context.Context, src name.Reference, o Options) (*Status, error) {
-	s, err := newSession(o)
-	if err != nil {
-		return nil, err
-	}
+	s := newSession(o, src, nil)
 	in, err := s.loadSource(ctx, src)
 	if err != nil {
 		return nil, err
@@ -65,7 +63,7 @@ func (s *session) loadSource(ctx context.Context, ref name.Reference) (*source, 
 		return nil, err
 	}
 	if !rd.MediaType.IsIndex() {
-		return nil, fmt.Errorf("%s: %w (media type %s)", ref, ErrNotAnIndex, rd.MediaType)
+		return nil, fmt.Errorf("%s: %w (media type %s)", ref, registry.ErrNotAnIndex, rd.MediaType)
 	}
 	idx, err := rd.ImageIndex()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
@@ -50,8 +51,8 @@ func TestCheck(t *testing.T) {
 	if _, err := Check(ctx, f.reg.MustRef(t, "base/nanoserver:ltsc2025"), testOptions()); !errors.Is(err, ErrNoBase) {
 		t.Errorf("an index without base annotations: got %v, want ErrNoBase", err)
 	}
-	if _, err := Check(ctx, pushImage(t, f, "single:1", f.win), testOptions()); !errors.Is(err, ErrNotAnIndex) {
-		t.Errorf("single image: got %v, want ErrNotAnIndex", err)
+	if _, err := Check(ctx, pushImage(t, f, "single:1", f.win), testOptions()); !errors.Is(err, registry.ErrNotAnIndex) {
+		t.Errorf("single image: got %v, want registry.ErrNotAnIndex", err)
 	}
 }
 

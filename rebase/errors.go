@@ -6,9 +6,6 @@ import (
 
 // Sentinel errors, checked with errors.Is.
 var (
-	// ErrNotAnIndex is returned when the reference to rebase is a single
-	// image: rebase works on a published multi-platform tag.
-	ErrNotAnIndex = errors.New("not an index")
 	// ErrNoBase is returned for a variant with no base.name annotation and
 	// no base given for its OS.
 	ErrNoBase = errors.New("no base image known")

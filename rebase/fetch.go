@@ -11,15 +11,16 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/imgctl/imgctl/registry"
 )
 
-// session is one Check or Rebase: one Puller, so that every repository is
-// authenticated once, and a memo so that a base shared by several variants
-// (or a second look at one manifest) costs one request.
+// session is one Check or Rebase: the run's registry client, so that every
+// registry is authenticated once, and a memo so that a base shared by
+// several variants (or a second look at one manifest) costs one request.
 type session struct {
-	o      Options
-	log    *slog.Logger
-	puller *remote.Puller
+	o   Options
+	log *slog.Logger
+	rc  *registry.Client
 
 	mu   sync.Mutex
 	memo map[string]*memoEntry
@@ -31,12 +32,18 @@ type memoEntry struct {
 	err  error
 }
 
-func newSession(o Options) (*session, error) {
-	p, err := remote.NewPuller(o.Remote...)
-	if err != nil {
-		return nil, fmt.Errorf("setting up registry client: %w", err)
+// newSession declares pull scope on src and push scope on target (none for
+// Check) before the first request, so that the registry is authenticated
+// once for both; the bases' repositories, known only from the variants'
+// annotations, join the token on first use.
+func newSession(o Options, src name.Reference, target *name.Tag) *session {
+	rc := o.client()
+	var push []name.Repository
+	if target != nil && !o.DryRun {
+		push = append(push, target.Context())
 	}
-	return &session{o: o, log: o.logger(), puller: p, memo: map[string]*memoEntry{}}, nil
+	rc.Scope([]name.Repository{src.Context()}, push)
+	return &session{o: o, log: o.logger(), rc: rc, memo: map[string]*memoEntry{}}
 }
 
 // once runs f once per key and returns its result to every caller.
@@ -55,9 +62,9 @@ func (s *session) once(key string, f func() (any, error)) (any, error) {
 // get fetches the manifest ref points at (a tag or a digest), once.
 func (s *session) get(ctx context.Context, ref name.Reference) (*remote.Descriptor, error) {
 	v, err := s.once("manifest "+ref.String(), func() (any, error) {
-		d, err := s.puller.Get(ctx, ref)
+		d, err := s.rc.Get(ctx, ref)
 		if err != nil {
-			return nil, fmt.Errorf("fetching %s: %w", ref, err)
+			return nil, err
 		}
 		s.log.Debug("fetched manifest", "ref", ref.String(), "digest", d.Digest.String(), "mediaType", string(d.MediaType))
 		return d, nil
@@ -107,7 +114,7 @@ type config struct {
 func (s *session) config(ctx context.Context, img *image) (*config, error) {
 	d := img.manifest.Config.Digest
 	v, err := s.once("blob "+img.repo.Digest(d.String()).String(), func() (any, error) {
-		l, err := s.puller.Layer(ctx, img.repo.Digest(d.String()))
+		l, err := s.rc.Layer(ctx, img.repo.Digest(d.String()))
 		if err != nil {
 			return nil, err
 		}

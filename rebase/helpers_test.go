@@ -7,12 +7,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
@@ -26,12 +28,9 @@ const (
 	winBuild = "10.0.26200.7019"
 )
 
-// testOptions tries once and mounts through the direct client.
+// testOptions retries after a millisecond so that fault tests fail fast.
 func testOptions() Options {
-	return Options{
-		Remote:    []remote.Option{remote.WithRetryBackoff(remote.Backoff{Steps: 1})},
-		Transport: remote.DefaultTransport.(*http.Transport).Clone(),
-	}
+	return Options{Registry: registry.New(registry.WithRetryBase(time.Millisecond))}
 }
 
 // fixture is a registry with published bases and an app index built on

@@ -3,11 +3,9 @@ package rebase
 import (
 	"io"
 	"log/slog"
-	"net/http"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/imgctl/imgctl/registry"
 )
 
 // DefaultJobs bounds concurrent variant reads when Options.Jobs is not set.
@@ -16,11 +14,9 @@ const DefaultJobs = 4
 // Options control Check and Rebase. The zero value reads bases from the
 // annotations only, refuses build changes and pushes.
 type Options struct {
-	// Remote are the go-containerregistry options for every request.
-	Remote []remote.Option
-	// Name are the options for parsing base.name annotations (e.g.
-	// name.Insecure).
-	Name []name.Option
+	// Registry is the run's registry client (its plain-HTTP rule also
+	// parses base.name annotations); nil means registry.New().
+	Registry *registry.Client
 	// Bases is the base image per OS ("windows", "linux") for variants
 	// whose manifest and descriptor carry no base.name annotation.
 	Bases map[string]name.Reference
@@ -33,10 +29,6 @@ type Options struct {
 	Force bool
 	// Jobs bounds concurrent reads and blob transfers; 0 means DefaultJobs.
 	Jobs int
-	// Transport and Keychain are passed to index.Options, for one-POST
-	// cross-repository mounts (see index.Options.Transport).
-	Transport http.RoundTripper
-	Keychain  authn.Keychain
 	// Logger receives progress at debug level and notes at info level;
 	// nil discards.
 	Logger *slog.Logger
@@ -47,6 +39,13 @@ func (o *Options) logger() *slog.Logger {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return o.Logger
+}
+
+func (o *Options) client() *registry.Client {
+	if o.Registry == nil {
+		return registry.New()
+	}
+	return o.Registry
 }
 
 func (o *Options) jobs() int {

@@ -41,10 +41,7 @@ type Result struct {
 // pushes nothing. Errors name the variant; a Windows build change needs
 // Options.AllowBuildChange.
 func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options) (*Result, error) {
-	s, err := newSession(o)
-	if err != nil {
-		return nil, err
-	}
+	s := newSession(o, src, &target)
 	in, err := s.loadSource(ctx, src)
 	if err != nil {
 		return nil, err
@@ -64,10 +61,7 @@ func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options)
 				"this client, not mounted (mirror the base into %s to avoid that)", v.Platform, r, target.RegistryStr(), target.RegistryStr()))
 		}
 	}
-	io := index.Options{
-		Remote: o.Remote, Logger: o.Logger, Force: o.Force, DryRun: o.DryRun, Jobs: o.Jobs,
-		Transport: o.Transport, Keychain: o.Keychain,
-	}
+	io := index.Options{Registry: s.rc, Logger: o.Logger, Force: o.Force, DryRun: o.DryRun, Jobs: o.Jobs}
 	ir, err := index.PublishPrepared(ctx, target, children, in.annotations(), io)
 	if err != nil {
 		return nil, err

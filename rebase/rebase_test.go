@@ -9,8 +9,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
@@ -133,7 +133,7 @@ func TestRebaseTwiceIsNoop(t *testing.T) {
 	if st := f.reg.Stats(); st.Put != 0 || st.Post != 0 {
 		t.Errorf("no-op runs wrote: %s", st)
 	}
-	if _, err := Rebase(ctx, f.app, tag(t, f.reg, "app:1"), testOptions()); !errors.Is(err, index.ErrTagExists) {
+	if _, err := Rebase(ctx, f.app, tag(t, f.reg, "app:1"), testOptions()); !errors.Is(err, registry.ErrTagExists) {
 		t.Errorf("rebase onto an existing tag: got %v, want ErrTagExists", err)
 	}
 }

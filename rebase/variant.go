@@ -116,7 +116,7 @@ func (s *session) baseOf(v *variant) error {
 	ref := s.o.Bases[v.plat.OS]
 	if v.BaseSource != SourceFlag {
 		var err error
-		if ref, err = name.ParseReference(nameStr, s.o.Name...); err != nil {
+		if ref, err = name.ParseReference(nameStr, s.rc.NameOptions()...); err != nil {
 			return fmt.Errorf("variant %s: base %q: %w", v.Platform, nameStr, err)
 		}
 	}

@@ -5,12 +5,12 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/registry"
 )
 
 func allDigests(t *testing.T, ref name.Digest) []v1.Hash {
@@ -22,11 +22,11 @@ func allDigests(t *testing.T, ref name.Digest) []v1.Hash {
 	return out
 }
 
-func TestCopySignatures(t *testing.T) {
+func TestCopyArtifacts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a, b := testKeys(t)
-	src := regtest.New(t, regtest.WithRegistryOptions(registry.WithReferrersSupport(true)))
+	src := regtest.New(t, regtest.WithReferrers())
 	other := regtest.New(t)
 	ref := pushIndex(t, src, "app:1")
 	if _, err := Sign(ctx, ref, signer(t, a), Options{Recursive: true, Referrers: true}); err != nil {
@@ -58,7 +58,8 @@ func TestCopySignatures(t *testing.T) {
 				}
 			}
 			tc.reg.ResetStats()
-			res, err := CopySignatures(ctx, ref.Context(), dst, allDigests(t, ref), CopyOptions{})
+			rc := registry.New()
+			res, err := rc.CopyArtifacts(ctx, ref.Context(), dst, allDigests(t, ref), registry.ArtifactOptions{Merge: Merge(rc)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +82,8 @@ func TestCopySignatures(t *testing.T) {
 				t.Fatalf("referrers at dst: %v, %v", im, err)
 			}
 			// A second copy writes nothing.
-			if res, err := CopySignatures(ctx, ref.Context(), dst, allDigests(t, ref), CopyOptions{}); err != nil || res.Tags+res.Referrers != 0 {
+			rc = registry.New()
+			if res, err := rc.CopyArtifacts(ctx, ref.Context(), dst, allDigests(t, ref), registry.ArtifactOptions{Merge: Merge(rc)}); err != nil || res.Tags+res.Referrers != 0 {
 				t.Fatalf("second copy: %+v, %v", res, err)
 			}
 		})

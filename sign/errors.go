@@ -24,7 +24,4 @@ var (
 	ErrInvalidKey = errors.New("invalid key")
 	// ErrKeyExists is returned by WriteKeyPair when a key file exists.
 	ErrKeyExists = errors.New("key file exists")
-	// ErrReferrersUnsupported is returned by Sign with Options.Referrers
-	// when the registry does not serve the OCI 1.1 referrers API.
-	ErrReferrersUnsupported = errors.New("the registry does not support the OCI referrers API")
 )

@@ -6,17 +6,26 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/sigstore/cosign/v2/pkg/oci"
 	"github.com/sigstore/cosign/v2/pkg/oci/mutate"
 	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
 )
 
-// merge appends to the cosign tag to the signatures of from that it lacks,
-// and reports whether it wrote. A signature is the same when its payload
-// digest and base64 signature are.
-func (c *copier) merge(ctx context.Context, from, to name.Tag) (bool, error) {
-	ropts := append(c.o.Remote[:len(c.o.Remote):len(c.o.Remote)], remote.WithContext(ctx))
+// Merge returns the registry.MergeFunc that copies cosign signature tags:
+// it appends to the tag to the signatures of from that it lacks, and
+// reports whether it wrote, as cosign does when it signs. A signature is
+// the same when its payload digest and base64 signature are.
+func Merge(rc *registry.Client) registry.MergeFunc {
+	return func(ctx context.Context, from, to name.Tag) (bool, error) { return merge(ctx, rc, from, to) }
+}
+
+func merge(ctx context.Context, rc *registry.Client, from, to name.Tag) (bool, error) {
 	read := func(t name.Tag) ([]oci.Signature, oci.Signatures, error) {
+		ropts, err := rc.Remote(ctx, t.Context())
+		if err != nil {
+			return nil, nil, err
+		}
 		sigs, err := ociremote.Signatures(t, ociremote.WithRemoteOptions(ropts...))
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading %s: %w", t, err)
@@ -61,10 +70,14 @@ func (c *copier) merge(ctx context.Context, from, to name.Tag) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("merging %s into %s: %w", from, to, err)
 	}
-	if err := remote.Write(to, merged, ropts...); err != nil {
+	wopts, err := rc.Remote(ctx, to.Context())
+	if err != nil {
+		return false, err
+	}
+	if err := remote.Write(to, merged, wopts...); err != nil {
 		return false, fmt.Errorf("writing %s: %w", to, err)
 	}
-	c.log.Debug("merged cosign tag", "from", from.String(), "to", to.String(), "added", len(add))
+	rc.Logger().Debug("merged cosign tag", "from", from.String(), "to", to.String(), "added", len(add))
 	return true, nil
 }
 

@@ -1,7 +1,6 @@
 package sign
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,9 +8,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/sigstore/cosign/v2/pkg/oci"
 	"github.com/sigstore/cosign/v2/pkg/oci/empty"
 	"github.com/sigstore/cosign/v2/pkg/oci/mutate"
@@ -21,20 +20,10 @@ import (
 // referrers Sign writes, as cosign's OCI 1.1 mode names them.
 const SignatureArtifactType = "application/vnd.dev.cosign.artifact.sig.v1+json"
 
-// checkReferrers fails unless the registry serves the referrers API for
-// ref's repository, so that Sign writes nothing it cannot finish.
-func checkReferrers(ref name.Digest, opts []remote.Option) error {
-	opts = append(opts[:len(opts):len(opts)], remote.WithReferrersTagFallback(false))
-	if _, err := remote.Referrers(ref, opts...); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrReferrersUnsupported, ref.Context(), err)
-	}
-	return nil
-}
-
 // writeReferrer stores sig as a referrer of target: a manifest whose one
 // layer is the signature and whose subject is target.
-func writeReferrer(ctx context.Context, target name.Digest, se oci.SignedEntity, sig oci.Signature, opts []remote.Option) error {
-	subject, err := describe(target, se, opts)
+func writeReferrer(ctx context.Context, rc *registry.Client, target name.Digest, se oci.SignedEntity, sig oci.Signature) error {
+	subject, err := describe(ctx, rc, target, se)
 	if err != nil {
 		return err
 	}
@@ -59,17 +48,14 @@ func writeReferrer(ctx context.Context, target name.Digest, se oci.SignedEntity,
 		return fmt.Errorf("making referrer for %s: %w", target, err)
 	}
 	repo := target.Context()
+	cp := rc.Copier(repo)
 	for _, l := range []v1.Layer{sig, static.NewLayer(cfg, SignatureArtifactType)} {
-		if err := remote.WriteLayer(repo, l, opts...); err != nil {
+		if err := cp.Upload(ctx, l); err != nil {
 			return fmt.Errorf("writing referrer blob for %s: %w", target, err)
 		}
 	}
-	h, _, err := v1.SHA256(bytes.NewReader(raw))
-	if err != nil {
-		return err
-	}
-	opts = append(opts[:len(opts):len(opts)], remote.WithReferrersTagFallback(false), remote.WithContext(ctx))
-	if err := remote.Put(repo.Digest(h.String()), rawManifest{raw, types.OCIManifestSchema1}, opts...); err != nil {
+	// Sign checked the referrers API first: no fallback tag is written.
+	if err := rc.PutReferrer(ctx, repo, registry.RawManifest{Raw: raw, Type: types.OCIManifestSchema1}, false); err != nil {
 		return fmt.Errorf("writing referrer for %s: %w", target, err)
 	}
 	return nil
@@ -77,25 +63,16 @@ func writeReferrer(ctx context.Context, target name.Digest, se oci.SignedEntity,
 
 // describe returns the descriptor of a signed manifest, asking the registry
 // only when the entity cannot tell.
-func describe(target name.Digest, se oci.SignedEntity, opts []remote.Option) (*v1.Descriptor, error) {
+func describe(ctx context.Context, rc *registry.Client, target name.Digest, se oci.SignedEntity) (*v1.Descriptor, error) {
 	if d, ok := se.(partial.Describable); ok {
 		desc, err := partial.Descriptor(d)
 		if err == nil {
 			return &v1.Descriptor{MediaType: desc.MediaType, Digest: desc.Digest, Size: desc.Size}, nil
 		}
 	}
-	desc, err := remote.Head(target, opts...)
+	desc, err := rc.Describe(ctx, target)
 	if err != nil {
 		return nil, fmt.Errorf("describing %s: %w", target, err)
 	}
 	return &v1.Descriptor{MediaType: desc.MediaType, Digest: desc.Digest, Size: desc.Size}, nil
 }
-
-// rawManifest is a manifest PUT with its exact bytes.
-type rawManifest struct {
-	raw []byte
-	mt  types.MediaType
-}
-
-func (r rawManifest) RawManifest() ([]byte, error)        { return r.raw, nil }
-func (r rawManifest) MediaType() (types.MediaType, error) { return r.mt, nil }

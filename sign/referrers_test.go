@@ -5,12 +5,12 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sigstore/cosign/v2/pkg/cosign"
 	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/registry"
 )
 
 func TestReferrersUnsupported(t *testing.T) {
@@ -19,10 +19,10 @@ func TestReferrersUnsupported(t *testing.T) {
 	reg := regtest.New(t)
 	ref := pushIndex(t, reg, "app:1")
 	_, err := Sign(context.Background(), ref, signer(t, a), Options{Referrers: true})
-	if !errors.Is(err, ErrReferrersUnsupported) {
+	if !errors.Is(err, registry.ErrReferrersUnsupported) {
 		t.Fatalf("Sign with referrers on a registry without the API: %v, want ErrReferrersUnsupported", err)
 	}
-	if _, err := remote.Head(SignatureTag(ref.Context(), hashOf(t, ref.DigestStr()), "sig")); err == nil {
+	if _, err := remote.Head(registry.SignatureTag(ref.Context(), hashOf(t, ref.DigestStr()), "sig")); err == nil {
 		t.Fatal("a refused Sign wrote a signature")
 	}
 }
@@ -33,7 +33,7 @@ func TestReferrers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a, _ := testKeys(t)
-	reg := regtest.New(t, regtest.WithRegistryOptions(registry.WithReferrersSupport(true)))
+	reg := regtest.New(t, regtest.WithReferrers())
 	ref := pushIndex(t, reg, "app:1")
 	if _, err := Sign(ctx, ref, signer(t, a), Options{Referrers: true, Recursive: true}); err != nil {
 		t.Fatal(err)

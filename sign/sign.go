@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/imgctl/imgctl/registry"
 	cosignremote "github.com/sigstore/cosign/v2/pkg/cosign/remote"
 	"github.com/sigstore/cosign/v2/pkg/oci"
 	"github.com/sigstore/cosign/v2/pkg/oci/mutate"
@@ -24,8 +24,8 @@ import (
 
 // Options control Sign.
 type Options struct {
-	// Remote are the go-containerregistry options for every request.
-	Remote []remote.Option
+	// Registry is the run's registry client; nil means registry.New().
+	Registry *registry.Client
 	// Recursive also signs every child manifest of an index, attestation
 	// manifests included, as `cosign sign --recursive` does.
 	Recursive bool
@@ -35,6 +35,13 @@ type Options struct {
 	Annotations map[string]any
 	// Logger receives progress at debug level; nil discards.
 	Logger *slog.Logger
+}
+
+func (o *Options) client() *registry.Client {
+	if o.Registry == nil {
+		return registry.New()
+	}
+	return o.Registry
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -55,9 +62,16 @@ type Result struct {
 // With o.Recursive it signs every child too. Signing an already signed
 // manifest again with the same key adds nothing.
 func Sign(ctx context.Context, ref name.Digest, signer signature.SignerVerifier, o Options) (*Result, error) {
-	copts := []ociremote.Option{ociremote.WithRemoteOptions(o.Remote...), ociremote.WithTargetRepository(ref.Context())}
+	rc := o.client()
+	o.Registry = rc
+	rc.Scope(nil, []name.Repository{ref.Context()})
+	ropts, err := rc.Remote(ctx, ref.Context())
+	if err != nil {
+		return nil, err
+	}
+	copts := []ociremote.Option{ociremote.WithRemoteOptions(ropts...), ociremote.WithTargetRepository(ref.Context())}
 	if o.Referrers {
-		if err := checkReferrers(ref, o.Remote); err != nil {
+		if err := rc.CheckReferrers(ctx, ref); err != nil {
 			return nil, err
 		}
 	}
@@ -105,7 +119,7 @@ func signOne(ctx context.Context, repo name.Repository, se oci.SignedEntity, sig
 	}
 	o.logger().Debug("signed", "digest", d.String())
 	if o.Referrers {
-		if err := writeReferrer(ctx, target, se, sig, o.Remote); err != nil {
+		if err := writeReferrer(ctx, o.client(), target, se, sig); err != nil {
 			return d, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/sigstore/cosign/v2/pkg/oci/mutate"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/registry"
 )
 
 func TestSignRecursiveVerify(t *testing.T) {
@@ -38,7 +39,7 @@ func TestSignRecursiveVerify(t *testing.T) {
 	if _, err := Sign(ctx, ref, signer(t, a), Options{Recursive: true}); err != nil {
 		t.Fatal(err)
 	}
-	img, err := remote.Image(SignatureTag(ref.Context(), children(t, ref)[0].Digest, "sig"))
+	img, err := remote.Image(registry.SignatureTag(ref.Context(), children(t, ref)[0].Digest, "sig"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestTamper(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := remote.Write(SignatureTag(repo, ms[child].Digest, "sig"), sigs); err != nil {
+		if err := remote.Write(registry.SignatureTag(repo, ms[child].Digest, "sig"), sigs); err != nil {
 			t.Fatal(err)
 		}
 	}

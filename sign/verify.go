@@ -14,14 +14,15 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
 // VerifyOptions control Verify.
 type VerifyOptions struct {
-	// Remote are the go-containerregistry options for every request.
-	Remote []remote.Option
+	// Registry is the run's registry client; nil means registry.New().
+	Registry *registry.Client
 	// Concurrency bounds concurrent checks; 0 means
 	// snapshot.DefaultConcurrency.
 	Concurrency int
@@ -62,12 +63,21 @@ func Verify(ctx context.Context, repo name.Repository, subjects []Subject, keys 
 	if n <= 0 {
 		n = snapshot.DefaultConcurrency
 	}
+	rc := o.Registry
+	if rc == nil {
+		rc = registry.New()
+	}
+	ropts, err := rc.Remote(ctx, repo)
+	if err != nil {
+		return []verify.Finding{{Rule: RuleBadSignature, Severity: verify.Error, Digest: subjects[0].Digest.String(),
+			Message: fmt.Sprintf("could not check the signatures: %v", err)}}
+	}
 	var g errgroup.Group
 	g.SetLimit(n)
 	for i, s := range subjects {
 		for _, k := range keys {
 			g.Go(func() error {
-				f := check(ctx, repo, s, k, o.Remote)
+				f := check(ctx, repo, s, k, ropts)
 				if f != nil {
 					mu.Lock()
 					out[i] = append(out[i], *f)

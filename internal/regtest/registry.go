@@ -50,6 +50,13 @@ func WithRegistryOptions(opts ...registry.Option) Option {
 	return func(c *config) { c.regOpts = append(c.regOpts, opts...) }
 }
 
+// WithReferrers serves the OCI 1.1 referrers API (without it the registry
+// answers 404 there, as the CNCF distribution registry does, and writers
+// fall back to the sha256-<digest> referrers tag).
+func WithReferrers() Option {
+	return WithRegistryOptions(registry.WithReferrersSupport(true))
+}
+
 // Start starts a registry on 127.0.0.1 with an ephemeral port. Call Close
 // when done.
 func Start(opts ...Option) (*Registry, error) {

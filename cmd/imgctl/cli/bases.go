@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 
-	"github.com/imgctl/imgctl/internal/regclient"
 	"github.com/imgctl/imgctl/rebase"
+	"github.com/imgctl/imgctl/registry"
 )
 
 func newBasesCmd(ro *rootOptions) *cobra.Command {
@@ -58,13 +58,8 @@ Exit 0 when every variant is current, 1 when any is stale, 2 on errors.`,
 }
 
 // rebaseLibOptions builds the rebase library options both commands share.
-func rebaseLibOptions(cmd *cobra.Command, ro *rootOptions, rc *regclient.Options, bases []string) (rebase.Options, error) {
-	o := rebase.Options{
-		Remote: rc.Remote(cmd.Context()), Logger: ro.logger(cmd), Transport: rc.RoundTripper(), Keychain: rc.Keychain,
-	}
-	if ro.insecure {
-		o.Name = []name.Option{name.Insecure}
-	}
+func rebaseLibOptions(cmd *cobra.Command, ro *rootOptions, rc *registry.Client, bases []string) (rebase.Options, error) {
+	o := rebase.Options{Registry: rc, Logger: ro.logger(cmd)}
 	for _, kv := range splitList(bases) {
 		osName, s, ok := strings.Cut(kv, "=")
 		if !ok || osName == "" || s == "" {

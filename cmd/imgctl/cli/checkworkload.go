@@ -122,13 +122,13 @@ func (o *checkWorkloadOptions) loadImage(cmd *cobra.Command, ro *rootOptions) (*
 		return nil, fmt.Errorf("--image-index: %w", err)
 	}
 	var snap *snapshot.Snapshot
-	if f.index != nil {
-		snap, err = snapshot.LoadIndex(cmd.Context(), f.index, o.concurrency)
+	if f.Index != nil {
+		snap, err = snapshot.LoadIndex(cmd.Context(), f.Index, o.concurrency)
 	} else {
-		snap, err = snapshot.LoadImage(f.image)
+		snap, err = snapshot.LoadImage(f.Image)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--image-index %s: %w", f.ref, err)
+		return nil, fmt.Errorf("--image-index %s: %w", f.Ref, err)
 	}
 	return snap, nil
 }

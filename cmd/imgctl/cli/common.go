@@ -6,49 +6,23 @@ import (
 	"io"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/spf13/cobra"
-
-	"github.com/imgctl/imgctl/internal/regclient"
 )
 
-// registry returns the registry client settings for one command run.
-func (o *rootOptions) registry() *regclient.Options {
-	return &regclient.Options{Insecure: o.insecure}
+// registry returns the registry client of one command run: the one
+// handshake per registry, retry policy and request count of the run.
+func (o *rootOptions) registry(opts ...registry.Option) *registry.Client {
+	return registry.New(append([]registry.Option{registry.WithInsecure(o.insecure)}, opts...)...)
 }
 
-// fetched is a reference read from a registry: an index or a single image.
-type fetched struct {
-	ref   name.Reference
-	desc  *remote.Descriptor
-	index v1.ImageIndex
-	image v1.Image
-}
-
-// fetch reads the manifest a reference points at.
-func fetch(cmd *cobra.Command, rc *regclient.Options, s string) (*fetched, error) {
+// fetch reads the manifest a reference points at: an index or an image.
+func fetch(cmd *cobra.Command, rc *registry.Client, s string) (*registry.Fetched, error) {
 	ref, err := rc.ParseReference(s)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	desc, err := remote.Get(ref, rc.Remote(cmd.Context())...)
-	if err != nil {
-		return nil, fmt.Errorf("fetching %s: %w", ref, err)
-	}
-	f := &fetched{ref: ref, desc: desc}
-	if desc.MediaType.IsIndex() {
-		f.index, err = desc.ImageIndex()
-	} else if desc.MediaType.IsImage() {
-		f.image, err = desc.Image()
-	} else {
-		err = fmt.Errorf("unsupported media type %q", desc.MediaType)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", ref, err)
-	}
-	return f, nil
+	return rc.Fetch(cmd.Context(), ref)
 }
 
 // writeJSON prints v indented, with a trailing newline.

@@ -6,13 +6,11 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
 	idx "github.com/imgctl/imgctl/index"
-	"github.com/imgctl/imgctl/internal/regclient"
 	"github.com/imgctl/imgctl/platform"
-	"github.com/imgctl/imgctl/snapshot"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -53,7 +51,7 @@ at TAG, keeping os.version, annotations and attestations. Exit 1 when verify fai
 		if remove && (err != nil || len(drop) == 0) {
 			return fmt.Errorf("%w: --platform: want at least one valid platform (%v)", ErrUsage, err)
 		}
-		return o.run(cmd, ro, func(ctx context.Context, rc *regclient.Options, t name.Tag, io idx.Options) (*idx.Result, error) {
+		return o.run(cmd, ro, func(ctx context.Context, rc *registry.Client, t name.Tag, io idx.Options) (*idx.Result, error) {
 			srcs := make([]name.Reference, len(args))
 			for i, a := range args {
 				var err error
@@ -81,15 +79,14 @@ at TAG, keeping os.version, annotations and attestations. Exit 1 when verify fai
 }
 
 func (o *indexOptions) run(cmd *cobra.Command, ro *rootOptions,
-	do func(context.Context, *regclient.Options, name.Tag, idx.Options) (*idx.Result, error),
+	do func(context.Context, *registry.Client, name.Tag, idx.Options) (*idx.Result, error),
 ) error {
-	ctx, log, rc := cmd.Context(), ro.logger(cmd), ro.registry()
-	rc.Jobs = o.jobs
+	ctx, log, rc := cmd.Context(), ro.logger(cmd), ro.registry(registry.WithJobs(o.jobs))
 	io, target, vo, err := o.options(rc)
 	if err != nil {
 		return err
 	}
-	io.Remote, io.Logger, io.Transport, io.Keychain = rc.Remote(ctx), log, rc.RoundTripper(), rc.Keychain
+	io.Registry, io.Logger = rc, log
 	res, err := do(ctx, rc, target, io)
 	requests := rc.Requests()
 	log.Debug("index", "command", cmd.Name(), "requests", requests)
@@ -130,7 +127,7 @@ func (o *indexOptions) run(cmd *cobra.Command, ro *rootOptions,
 	return err
 }
 
-func (o *indexOptions) options(rc *regclient.Options) (io idx.Options, t name.Tag, vo verify.Options, err error) {
+func (o *indexOptions) options(rc *registry.Client) (io idx.Options, t name.Tag, vo verify.Options, err error) {
 	io = idx.Options{NoAttestations: o.noAttestations, Force: o.force, DryRun: o.dryRun, Jobs: o.jobs}
 	ref, err := rc.ParseReference(o.tag)
 	t, ok := ref.(name.Tag)
@@ -157,12 +154,8 @@ func (o *indexOptions) options(rc *regclient.Options) (io idx.Options, t name.Ta
 }
 
 // verifyPushed runs verify on the index just pushed.
-func verifyPushed(ctx context.Context, rc *regclient.Options, res *idx.Result, vo verify.Options) (*verify.Report, error) {
-	ii, err := remote.Index(res.Ref, rc.Remote(ctx)...)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s for verify: %w", res.Ref, err)
-	}
-	snap, err := snapshot.LoadIndex(ctx, ii, snapshot.DefaultConcurrency)
+func verifyPushed(ctx context.Context, rc *registry.Client, res *idx.Result, vo verify.Options) (*verify.Report, error) {
+	_, snap, err := rc.Snapshot(ctx, res.Ref)
 	if err != nil {
 		return nil, fmt.Errorf("verifying %s: %w", res.Ref, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
@@ -23,14 +24,14 @@ func newInspectCmd(ro *rootOptions) *cobra.Command {
 			}
 			w := cmd.OutOrStdout()
 			if ro.output == "json" {
-				_, err := w.Write(append(f.desc.Manifest, '\n'))
+				_, err := w.Write(append(f.Desc.Manifest, '\n'))
 				return err
 			}
 			rows, err := inspectRows(f)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "%s@%s (%s)\n", f.ref, f.desc.Digest, f.desc.MediaType)
+			fmt.Fprintf(w, "%s@%s (%s)\n", f.Ref, f.Desc.Digest, f.Desc.MediaType)
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "PLATFORM\tOS.VERSION\tLTSC\tDIGEST\tSIZE")
 			for _, r := range rows {
@@ -43,15 +44,15 @@ func newInspectCmd(ro *rootOptions) *cobra.Command {
 
 // inspectRows describes each child; an entry without a platform shows its
 // config's platform, marked "(config)".
-func inspectRows(f *fetched) ([]row, error) {
-	if f.image != nil {
-		s, err := snapshot.LoadImage(f.image)
+func inspectRows(f *registry.Fetched) ([]row, error) {
+	if f.Image != nil {
+		s, err := snapshot.LoadImage(f.Image)
 		if err != nil {
 			return nil, err
 		}
 		return []row{newRow(s.Entries[0].ConfigPlatform(), "", s.Entries[0].Descriptor)}, nil
 	}
-	im, err := f.index.IndexManifest()
+	im, err := f.Index.IndexManifest()
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func inspectRows(f *fetched) ([]row, error) {
 			continue
 		}
 		if p == nil && d.MediaType.IsImage() {
-			img, err := f.index.Image(d.Digest)
+			img, err := f.Index.Image(d.Digest)
 			if err != nil {
 				return nil, err
 			}

@@ -47,8 +47,8 @@ report, exits 1 and writes nothing.`,
 				return err
 			}
 			ctx := cmd.Context()
-			gate.Remote = rc.Remote(ctx)
-			pr, err := gate.Promote(ctx, src, dst, policy.PromoteOptions{Remote: rc.Remote(ctx), Logger: ro.logger(cmd)})
+			gate.Registry = rc
+			pr, err := gate.Promote(ctx, src, dst, policy.PromoteOptions{Registry: rc, Logger: ro.logger(cmd)})
 			if pr != nil && pr.Report != nil {
 				if perr := printPromotion(cmd, ro.output, pr); perr != nil && err == nil {
 					err = perr

@@ -11,6 +11,7 @@ import (
 
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/policy"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
 	"github.com/imgctl/imgctl/verify"
 )
@@ -99,7 +100,7 @@ func TestPromoteCLI(t *testing.T) {
 				t.Fatalf("promoting again: exit %d\n%s", code, out)
 			}
 			other, _ := sigPush(t, reg, "ci/other:1", index(t, regtest.Entry{Image: regtest.Must(regtest.LinuxImage("arm64"))(t)}), sv)
-			if _, errOut, code := run(t, "promote", other, dst, "--key", pub); code != 2 || !strings.Contains(errOut, policy.ErrTagExists.Error()) {
+			if _, errOut, code := run(t, "promote", other, dst, "--key", pub); code != 2 || !strings.Contains(errOut, registry.ErrTagExists.Error()) {
 				t.Fatalf("promoting onto an existing tag: exit %d %s", code, errOut)
 			}
 			if got := sigHead(t, tc.reg, "release/app:1.0"); got != d {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/rebase"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -51,8 +52,7 @@ pushed. Exit 1 when verify fails on the result, 2 on errors.`,
 }
 
 func (o *rebaseOptions) run(cmd *cobra.Command, ro *rootOptions, ref string) error {
-	rc := ro.registry()
-	rc.Jobs = o.jobs
+	rc := ro.registry(registry.WithJobs(o.jobs))
 	lo, err := rebaseLibOptions(cmd, ro, rc, o.bases)
 	if err != nil {
 		return err

@@ -39,14 +39,14 @@ func newResolveCmd(ro *rootOptions) *cobra.Command {
 				return err
 			}
 			var d v1.Descriptor
-			if f.index != nil {
-				d, err = verify.ResolveIndex(f.index, host, e)
+			if f.Index != nil {
+				d, err = verify.ResolveIndex(f.Index, host, e)
 			} else {
-				d, err = verify.ResolveImage(f.image, host, e)
+				d, err = verify.ResolveImage(f.Image, host, e)
 			}
 			ro.logger(cmd).Debug("resolve", "requests", rc.Requests())
 			if errors.Is(err, verify.ErrNoMatch) {
-				return fmt.Errorf("%s: %w: %w", f.ref, ErrCheckFailed, err)
+				return fmt.Errorf("%s: %w: %w", f.Ref, ErrCheckFailed, err)
 			}
 			if err != nil {
 				return err

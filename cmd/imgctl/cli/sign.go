@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/sign"
@@ -54,12 +54,13 @@ verify --key, or cosign verify --key cosign.pub --insecure-ignore-tlog.`,
 				return fmt.Errorf("loading %s: %w", o.key, err)
 			}
 			ctx := cmd.Context()
-			desc, err := remote.Head(ref, rc.Remote(ctx)...)
+			rc.Scope(nil, []name.Repository{ref.Context()})
+			desc, err := rc.Describe(ctx, ref)
 			if err != nil {
 				return fmt.Errorf("resolving %s: %w", ref, err)
 			}
 			d := ref.Context().Digest(desc.Digest.String())
-			res, err := sign.Sign(ctx, d, signer, sign.Options{Remote: rc.Remote(ctx), Recursive: o.recursive,
+			res, err := sign.Sign(ctx, d, signer, sign.Options{Registry: rc, Recursive: o.recursive,
 				Referrers: o.referrers, Logger: ro.logger(cmd)})
 			if err != nil {
 				return err

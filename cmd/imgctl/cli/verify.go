@@ -53,18 +53,18 @@ network or registry errors.`,
 				return err
 			}
 			var snap *snapshot.Snapshot
-			if f.index != nil {
-				snap, err = snapshot.LoadIndex(cmd.Context(), f.index, o.concurrency)
+			if f.Index != nil {
+				snap, err = snapshot.LoadIndex(cmd.Context(), f.Index, o.concurrency)
 			} else {
-				snap, err = snapshot.LoadImage(f.image)
+				snap, err = snapshot.LoadImage(f.Image)
 			}
 			if err != nil {
-				return fmt.Errorf("%s: %w", f.ref, err)
+				return fmt.Errorf("%s: %w", f.Ref, err)
 			}
-			gate.Remote = rc.Remote(cmd.Context())
-			rep := gate.Check(cmd.Context(), f.ref.String(), f.ref.Context(), snap)
+			gate.Registry = rc
+			rep := gate.Check(cmd.Context(), f.Ref.String(), f.Ref.Context(), snap)
 			mergeNodes(cmd, snap, rep, len(gate.Verify.Targets) > 0)
-			ro.logger(cmd).Info("verify", "ref", f.ref.String(), "requests", rc.Requests())
+			ro.logger(cmd).Info("verify", "ref", f.Ref.String(), "requests", rc.Requests())
 			if ro.verbose {
 				fmt.Fprintf(cmd.ErrOrStderr(), "verify: %d registry requests\n", rc.Requests())
 			}

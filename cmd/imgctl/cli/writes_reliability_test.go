@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
 )
 
@@ -299,7 +300,7 @@ func relSigCounts(t *testing.T, reg *regtest.Registry, repo name.Repository, dig
 		if err != nil {
 			t.Fatal(err)
 		}
-		img, err := remote.Image(sign.SignatureTag(repo, h, "sig"))
+		img, err := remote.Image(registry.SignatureTag(repo, h, "sig"))
 		if relNotFound(err) {
 			continue
 		}

@@ -1,4 +1,4 @@
-package regclient
+package registry
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
 // Retry settings. Production uses the defaults; tests shorten them through
@@ -49,14 +50,22 @@ func durationSetting(v time.Duration, env string, def time.Duration) time.Durati
 	return def
 }
 
-func (o *Options) retryAfterMax() time.Duration {
-	return durationSetting(o.RetryAfterMax, EnvRetryAfterMax, DefaultRetryAfterMax)
+func (c *Client) retryAfterMaxValue() time.Duration {
+	return durationSetting(c.retryAfterMax, EnvRetryAfterMax, DefaultRetryAfterMax)
 }
 
 // backoff is the bounded exponential backoff of every retry.
-func (o *Options) backoff() remote.Backoff {
-	base := durationSetting(o.RetryBase, EnvRetryBase, DefaultRetryBase)
+func (c *Client) backoff() remote.Backoff {
+	base := durationSetting(c.retryBase, EnvRetryBase, DefaultRetryBase)
 	return remote.Backoff{Duration: base, Factor: 2, Jitter: 0.1, Steps: retrySteps, Cap: 25 * base}
+}
+
+// newRetry is the one retry policy of every request: go-containerregistry's
+// retrying transport with imgctl's backoff, predicate and status codes
+// (Retry-After is honoured below it, in guardTransport).
+func newRetry(rt http.RoundTripper, b remote.Backoff) http.RoundTripper {
+	return transport.NewRetry(rt, transport.WithRetryBackoff(b),
+		transport.WithRetryPredicate(retryable), transport.WithRetryStatusCodes(retryStatusCodes...))
 }
 
 // temporary is the interface of errors that say they are worth a retry.

@@ -1,10 +1,9 @@
-package regclient
+package registry
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,24 +17,6 @@ const MaxManifestSize = 4 << 20
 // maxBufferedBlob is the largest blob read whole (configs and attestation
 // payloads); larger blobs stream and go-containerregistry checks them.
 const maxBufferedBlob = 4 << 20
-
-// ErrManifestTooLarge is returned for a manifest over MaxManifestSize.
-var ErrManifestTooLarge = errors.New("manifest too large")
-
-// DigestMismatchError is returned when content fetched by digest does not
-// hash to that digest. It is temporary: a retry may reach a healthy replica.
-type DigestMismatchError struct {
-	// URL is the redacted URL of the request; Want and Got the digests.
-	URL, Want, Got string
-}
-
-// Error implements error.
-func (e *DigestMismatchError) Error() string {
-	return fmt.Sprintf("content does not match its digest %s: got %s", e.Want, e.Got)
-}
-
-// Temporary reports that the request is worth a retry.
-func (e *DigestMismatchError) Temporary() bool { return true }
 
 // readBody reads a successful GET of a manifest, or of a blob of known size
 // up to maxBufferedBlob, into memory; it refuses a manifest over

@@ -1,4 +1,4 @@
-package regclient
+package registry
 
 import (
 	"context"
@@ -12,15 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
 	"github.com/imgctl/imgctl/internal/regtest"
 )
 
 func TestTLSVerificationOnUnlessInsecure(t *testing.T) {
 	for _, insecure := range []bool{false, true} {
-		o := &Options{Insecure: insecure}
-		g := o.base().(*guardTransport)
+		c := New(WithInsecure(insecure))
+		c.RoundTripper()
+		g := c.rt.(*guardTransport)
 		ht := g.next.(*http.Transport)
 		skip := ht.TLSClientConfig != nil && ht.TLSClientConfig.InsecureSkipVerify
 		if skip != insecure {
@@ -31,7 +30,7 @@ func TestTLSVerificationOnUnlessInsecure(t *testing.T) {
 	srv := httptest.NewTLSServer(http.NotFoundHandler())
 	defer srv.Close()
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v2/", nil)
-	_, err := (&Options{}).RoundTripper().RoundTrip(req)
+	_, err := New().RoundTripper().RoundTrip(req)
 	var cerr *tls.CertificateVerificationError
 	if !errors.As(err, &cerr) {
 		t.Errorf("self-signed certificate: %v", err)
@@ -44,12 +43,16 @@ func TestPlainHTTPOnlyOnLoopback(t *testing.T) {
 		"127.0.0.1:1": false, "localhost:1": false, "[::1]:1": false,
 	} {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+host+"/v2/", nil)
-		_, err := (&Options{}).base().RoundTrip(req)
+		c := New()
+		c.RoundTripper()
+		_, err := c.rt.RoundTrip(req)
 		if got := errors.Is(err, ErrPlainHTTP); got != refused {
 			t.Errorf("%s: refused=%t (%v)", host, got, err)
 		}
 		if refused {
-			if _, err := (&Options{Insecure: true}).base().RoundTrip(req); errors.Is(err, ErrPlainHTTP) {
+			ci := New(WithInsecure(true))
+			ci.RoundTripper()
+			if _, err := ci.rt.RoundTrip(req); errors.Is(err, ErrPlainHTTP) {
 				t.Errorf("%s with --insecure: %v", host, err)
 			}
 		}
@@ -69,7 +72,7 @@ func TestRetryAfter(t *testing.T) {
 	} {
 		f := regtest.NewFaults(regtest.Fault{Kind: regtest.Fault429, RetryAfter: tc.retryAfter, Route: regtest.RouteManifest, First: 1})
 		reg.SetMiddleware(f.Middleware)
-		o := &Options{RetryAfterMax: tc.cap}
+		o := New(WithRetryAfterMax(tc.cap))
 		req, _ := http.NewRequest(http.MethodGet, reg.URL()+"/v2/x/manifests/missing", nil)
 		start := time.Now()
 		resp, err := o.RoundTripper().RoundTrip(req)
@@ -82,11 +85,11 @@ func TestRetryAfter(t *testing.T) {
 			t.Errorf("Retry-After %s (cap %s): waited %s", tc.retryAfter, tc.cap, d)
 		}
 	}
-	if (&Options{}).retryAfterMax() != DefaultRetryAfterMax || (&Options{}).backoff().Duration != DefaultRetryBase {
+	if New().retryAfterMaxValue() != DefaultRetryAfterMax || New().backoff().Duration != DefaultRetryBase {
 		t.Error("production defaults changed")
 	}
 	t.Setenv(EnvRetryBase, "3ms")
-	if b := (&Options{}).backoff(); b.Duration != 3*time.Millisecond || b.Steps != retrySteps {
+	if b := New().backoff(); b.Duration != 3*time.Millisecond || b.Steps != retrySteps {
 		t.Errorf("env backoff %+v", b)
 	}
 }
@@ -110,7 +113,7 @@ func TestManifestTooLarge(t *testing.T) {
 		if chunked {
 			req.URL.Path = "/v2/a/manifests/other"
 		}
-		_, err := (&Options{}).RoundTripper().RoundTrip(req)
+		_, err := New().RoundTripper().RoundTrip(req)
 		if !errors.Is(err, ErrManifestTooLarge) || n != 1 {
 			t.Errorf("err %v after %d requests", err, n)
 		}
@@ -124,14 +127,14 @@ func TestDigestMismatchRetried(t *testing.T) {
 	reg := regtest.New(t)
 	ref := reg.MustRef(t, "app:1")
 	d := regtest.MustPush(t, ref, regtest.Must(regtest.LinuxImage("amd64"))(t))
-	o := &Options{}
+	o := New()
 	f := regtest.NewFaults(regtest.Fault{Kind: regtest.FaultCorrupt, Route: regtest.RouteManifest, First: 2})
 	reg.SetMiddleware(f.Middleware)
-	if _, err := remote.Get(ref.Context().Digest(d.String()), o.Remote(context.Background())...); err != nil || f.Injected() != 2 {
+	if _, err := o.Get(context.Background(), ref.Context().Digest(d.String())); err != nil || f.Injected() != 2 {
 		t.Fatalf("transient: %v (%d faults)", err, f.Injected())
 	}
 	reg.SetMiddleware(regtest.NewFaults(regtest.Fault{Kind: regtest.FaultCorrupt, Route: regtest.RouteManifest}).Middleware)
-	_, err := remote.Get(ref, o.Remote(context.Background())...)
+	_, err := New().Get(context.Background(), ref)
 	var dm *DigestMismatchError
 	if !errors.As(err, &dm) || dm.Want != d.String() {
 		t.Errorf("persistent: %v", err)

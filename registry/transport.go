@@ -1,17 +1,12 @@
-package regclient
+package registry
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 )
-
-// ErrPlainHTTP is returned for a plain-HTTP request to a registry that is
-// not on loopback, without --insecure.
-var ErrPlainHTTP = errors.New("refusing plain HTTP to a registry that is not on loopback (use --insecure)")
 
 // guardTransport is the base of every registry client of a run. It counts
 // requests; enforces the plain-HTTP rule (go-containerregistry falls back to

@@ -1,4 +1,4 @@
-package regclient
+package registry
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 	"github.com/imgctl/imgctl/internal/regtest"
 )
 
-// TestSessionOneHandshake: calls on three repositories of a bearer-token
+// TestClientOneHandshake: calls on three repositories of a bearer-token
 // registry, named up front or not, share one ping and one token fetch; a
 // plain go-containerregistry call does both each time. (regtest's token
 // is good for every scope, so the refresh on a 401 for a scope not asked
 // for is go-containerregistry's, untested here.)
-func TestSessionOneHandshake(t *testing.T) {
+func TestClientOneHandshake(t *testing.T) {
 	ctx := context.Background()
 	auth := &regtest.BearerAuth{Token: "tok", Service: "regtest"}
 	reg := regtest.New(t, regtest.WithMiddleware(auth.Middleware))
@@ -33,10 +33,10 @@ func TestSessionOneHandshake(t *testing.T) {
 	}
 	reg.ResetStats()
 	tokens := auth.TokenRequests()
-	o := &Options{}
-	s := o.NewSession([]name.Repository{refs[0].Context()}, []name.Repository{refs[2].Context()})
+	c := New()
+	c.Scope([]name.Repository{refs[0].Context()}, []name.Repository{refs[2].Context()})
 	for _, ref := range refs {
-		opts, err := s.Remote(ctx, ref.Context())
+		opts, err := c.Remote(ctx, ref.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func TestSessionOneHandshake(t *testing.T) {
 	reg.ResetStats()
 	tokens = auth.TokenRequests()
 	for _, ref := range refs {
-		if _, err := remote.Get(ref, o.Remote(ctx)...); err != nil {
+		if _, err := remote.Get(ref, remote.WithContext(ctx)); err != nil {
 			t.Fatal(err)
 		}
 	}
