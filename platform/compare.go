@@ -1,6 +1,9 @@
 package platform
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+)
 
 // Key identifies a platform for duplicate detection: normalized
 // os/arch/variant, plus the build for Windows ("windows/amd64@26100").
@@ -49,4 +52,42 @@ func SameBuild(want, have Platform) bool {
 	wb, ok1 := Build(want.OSVersion)
 	hb, ok2 := Build(have.OSVersion)
 	return ok1 && ok2 && wb == hb
+}
+
+// CompareNewestFirst orders Windows os.versions newest first, the order of
+// the Windows entries of an index: readable versions (three or four
+// numbers) first, numerically greater first (by major, minor, build, then
+// revision; a missing revision counts as 0); then missing os.versions ("");
+// then unreadable ones. It returns a negative number when a comes before b,
+// a positive one when after, and 0 for numerically equal versions, for two
+// missing and for two unreadable ones, which the caller orders by other
+// means.
+//
+// It is imgctl's notion of newer, not an engine's: containerd 2.x orders
+// by os.version as a string (see ContainerdEngine).
+func CompareNewestFirst(a, b string) int {
+	va, ea := ParseHostVersion(a)
+	vb, eb := ParseHostVersion(b)
+	ca, cb := versionClass(a, ea), versionClass(b, eb)
+	if c := cmp.Compare(ca, cb); c != 0 || ca != classReadable {
+		return c
+	}
+	return vb.Compare(va)
+}
+
+// Classes of os.versions in CompareNewestFirst, in order.
+const (
+	classReadable = iota
+	classMissing
+	classUnreadable
+)
+
+func versionClass(s string, err error) int {
+	switch {
+	case s == "":
+		return classMissing
+	case err != nil:
+		return classUnreadable
+	}
+	return classReadable
 }

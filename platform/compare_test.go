@@ -1,6 +1,9 @@
 package platform
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestKey(t *testing.T) {
 	if Key(Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}) != Key(Platform{OS: "linux", Architecture: "aarch64"}) {
@@ -44,5 +47,38 @@ func TestSameBuild(t *testing.T) {
 				t.Errorf("SameBuild(%s, %s) = %v, want %v", Format(tc.want), Format(tc.have), got, tc.same)
 			}
 		})
+	}
+}
+
+func TestCompareNewestFirst(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"10.0.26100.1", "10.0.20348.9999", -1},
+		{"10.0.20348.9999", "10.0.26100.1", 1},
+		{"10.0.26100.33674", "10.0.26100.9999", -1}, // numeric, not string, order
+		{"10.0.26100.2894", "10.0.26100.2894", 0},
+		{"10.0.26100", "10.0.26100.0", 0},
+		{"10.0.26100", "10.0.26100.1", 1},
+		{"11.0.17763.1", "10.0.26100.1", -1},
+		{"10.0.17763.1", "", -1},
+		{"", "10.0.17763.1", 1},
+		{"", "junk", -1},
+		{"junk", "", 1},
+		{"10.0.17763.1", "junk", -1},
+		{"", "", 0},
+		{"junk", "other", 0},
+		{"10.0.99999.1", "10.0.x", 0}, // build out of range: unreadable
+	} {
+		if got := CompareNewestFirst(tc.a, tc.b); got != tc.want {
+			t.Errorf("CompareNewestFirst(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+	vs := []string{"junk", "", "10.0.20348.3091", "10.0.26100.9999", "10.0.17763.1", "10.0.26100.33674"}
+	slices.SortStableFunc(vs, CompareNewestFirst)
+	want := []string{"10.0.26100.33674", "10.0.26100.9999", "10.0.20348.3091", "10.0.17763.1", "", "junk"}
+	if !slices.Equal(vs, want) {
+		t.Errorf("sorted %q, want %q", vs, want)
 	}
 }

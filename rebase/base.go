@@ -99,15 +99,10 @@ func pick(cands []v1.Descriptor, want platform.Platform) (v1.Descriptor, bool, b
 	return best, want.OS == "windows" && want.OSVersion != "", true
 }
 
-// newer reports whether os.version a is numerically greater than b; an
-// unreadable version is never newer.
+// newer reports whether os.version a comes before b newest first; a child
+// without os.version or with an unreadable one is never newer.
 func newer(a, b string) bool {
-	va, err := platform.ParseHostVersion(a)
-	if err != nil {
-		return false
-	}
-	vb, err := platform.ParseHostVersion(b)
-	return err != nil || va.Compare(vb) > 0
+	return a != "" && platform.CompareNewestFirst(a, b) < 0
 }
 
 // oldChild resolves a recorded base.digest to the image for want: the digest
