@@ -119,15 +119,7 @@ func pickBase(desc *remote.Descriptor, ref name.Reference, p v1.Platform, readCo
 }
 
 // baseMatches compares os, architecture, variant (normalised) and, for
-// Windows with a wanted os.version, the build.
+// Windows with a wanted os.version, the build: platform.SameBuild.
 func baseMatches(have, want v1.Platform) bool {
-	if !platform.SameOSArch(have, want) {
-		return false
-	}
-	if want.OS != "windows" || want.OSVersion == "" {
-		return true
-	}
-	hb, ok1 := platform.Build(have.OSVersion)
-	wb, ok2 := platform.Build(want.OSVersion)
-	return ok1 && ok2 && hb == wb
+	return platform.SameBuild(want, have)
 }

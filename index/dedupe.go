@@ -82,21 +82,13 @@ func (s *session) newest(g []*Entry) (*Entry, error) {
 	return best, nil
 }
 
-// compareAge orders by Windows os.version, then config created (read on
-// demand), then source position; greater is newer.
+// compareAge orders by Windows os.version (platform.CompareNewestFirst),
+// then config created (read on demand), then source position; greater is
+// newer.
 func (s *session) compareAge(a, b *Entry) (int, error) {
 	if a.isWindows() && b.isWindows() {
-		va, ea := platform.ParseHostVersion(a.Descriptor.Platform.OSVersion)
-		vb, eb := platform.ParseHostVersion(b.Descriptor.Platform.OSVersion)
-		switch {
-		case ea == nil && eb == nil:
-			if c := va.Compare(vb); c != 0 {
-				return c, nil
-			}
-		case ea == nil:
-			return 1, nil
-		case eb == nil:
-			return -1, nil
+		if c := platform.CompareNewestFirst(a.Descriptor.Platform.OSVersion, b.Descriptor.Platform.OSVersion); c != 0 {
+			return -c, nil
 		}
 	}
 	for _, e := range []*Entry{a, b} {

@@ -98,12 +98,3 @@ func TestSameManifestTwice(t *testing.T) {
 		t.Errorf("platforms %v", got)
 	}
 }
-
-func TestCompareWindowsVersions(t *testing.T) {
-	in := []string{"", "10.0.17763.1", "bad", "10.0.26100.9999", "10.0.20348.4297", "10.0.26100.33674"}
-	slices.SortStableFunc(in, compareWindowsVersions)
-	want := []string{"10.0.26100.33674", "10.0.26100.9999", "10.0.20348.4297", "10.0.17763.1", "", "bad"}
-	if !slices.Equal(in, want) {
-		t.Errorf("order %q, want %q", in, want)
-	}
-}

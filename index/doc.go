@@ -13,9 +13,10 @@
 // digest:
 //
 //  1. linux entries, by architecture, variant, then digest;
-//  2. windows entries, newest first: by build, then revision (numerically);
-//     entries without os.version follow, then unreadable os.versions (as
-//     strings), each by architecture, variant, then digest;
+//  2. windows entries, newest first as platform.CompareNewestFirst orders
+//     them: by build, then revision (numerically); entries without
+//     os.version follow, then unreadable os.versions (as strings), each by
+//     architecture, variant, then digest;
 //  3. entries of any other OS (and entries without a platform), by os,
 //     architecture, variant, os.version, then digest;
 //  4. attestation manifests, in the order of their subjects, then by digest.

@@ -41,7 +41,7 @@ func compareImages(a, b *Entry) int {
 	pa, pb := a.Descriptor.Platform, b.Descriptor.Platform
 	if pa != nil && pb != nil {
 		if ra == rankWindows {
-			if c := compareWindowsVersions(pa.OSVersion, pb.OSVersion); c != 0 {
+			if c := platform.CompareNewestFirst(pa.OSVersion, pb.OSVersion); c != 0 {
 				return c
 			}
 		}
@@ -61,28 +61,6 @@ func compareImages(a, b *Entry) int {
 		cmp.Compare(platform.FormatPtr(a.Descriptor.Platform), platform.FormatPtr(b.Descriptor.Platform)),
 		cmp.Compare(featureString(a), featureString(b)),
 	)
-}
-
-// compareWindowsVersions puts readable versions first, newest first by
-// build then revision; then missing ones; then unreadable ones by string.
-func compareWindowsVersions(a, b string) int {
-	va, ea := platform.ParseHostVersion(a)
-	vb, eb := platform.ParseHostVersion(b)
-	ca, cb := versionClass(a, ea), versionClass(b, eb)
-	if c := cmp.Compare(ca, cb); c != 0 || ca != 0 {
-		return c
-	}
-	return vb.Compare(va)
-}
-
-func versionClass(s string, err error) int {
-	switch {
-	case s == "":
-		return 1
-	case err != nil:
-		return 2
-	}
-	return 0
 }
 
 // sortAttestations orders attestations by the position of their subject in

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/registry"
@@ -14,10 +13,10 @@ import (
 // Remove publishes src, an index, without the entries that match any of
 // drop, and without their attestations, as target. An entry matches a
 // platform with the same os, architecture and variant and, when the platform
-// has an os.version, for Windows the same build. The source index's
-// annotations are kept, o.Annotations override them, and the entries are
-// ordered as Create orders them. It returns ErrNoMatch when a platform
-// matches nothing.
+// has an os.version, for Windows the same build (platform.SameBuild). The
+// source index's annotations are kept, o.Annotations override them, and the
+// entries are ordered as Create orders them. It returns ErrNoMatch when a
+// platform matches nothing.
 func Remove(ctx context.Context, target name.Tag, src name.Reference, drop []platform.Platform, o Options) (*Result, error) {
 	if len(drop) == 0 {
 		return nil, fmt.Errorf("%w: no platform to remove", ErrNoMatch)
@@ -53,7 +52,7 @@ func (s *session) without(entries []*Entry, drop []platform.Platform) ([]*Entry,
 	for _, e := range entries {
 		hit := false
 		for i, p := range drop {
-			if !e.IsAttestation() && Matches(p, e.Descriptor.Platform) {
+			if d := e.Descriptor.Platform; !e.IsAttestation() && d != nil && platform.SameBuild(p, *d) {
 				matched[i], hit = true, true
 			}
 		}
@@ -69,19 +68,4 @@ func (s *session) without(entries []*Entry, drop []platform.Platform) ([]*Entry,
 		}
 	}
 	return kept, nil
-}
-
-// Matches reports whether an entry platform p is selected by want: same
-// normalized os, architecture and variant and, for a Windows want with an
-// os.version, the same build.
-func Matches(want platform.Platform, p *v1.Platform) bool {
-	if p == nil || !platform.SameOSArch(want, *p) {
-		return false
-	}
-	if want.OS != "windows" || want.OSVersion == "" {
-		return true
-	}
-	wb, ok := platform.Build(want.OSVersion)
-	pb, ok2 := platform.Build(p.OSVersion)
-	return ok && ok2 && wb == pb
 }

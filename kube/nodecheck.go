@@ -2,6 +2,7 @@ package kube
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/snapshot"
@@ -25,118 +26,119 @@ type NodeReport struct {
 // CheckNodes simulates, on every node, the engine the node runs (every
 // profile when its runtime is unknown), and reports the nodes whose engine
 // selects no variant that starts there. Linux nodes need a variant of their
-// os/arch under containerd's Linux selection. It does no I/O.
+// os/arch under containerd's Linux selection. It does no I/O: verify
+// evaluates the nodes as hosts (verify.EvaluateHosts) and CheckNodes words
+// what it returns for nodes.
 func CheckNodes(s *snapshot.Snapshot, nodes []Node) *NodeReport {
-	c := &nodeChecker{s: s, cands: verify.Candidates(s), reached: map[int]bool{}, r: &NodeReport{}}
-	for _, n := range nodes {
-		c.node(n)
+	var hosts []verify.Host
+	whys := make([]string, len(nodes))
+	counts := make([]int, len(nodes))
+	for i, n := range nodes {
+		var hs []verify.Host
+		hs, whys[i] = nodeHosts(n)
+		hosts, counts[i] = append(hosts, hs...), len(hs)
 	}
-	c.unreachable()
+	ev := verify.EvaluateHosts(s, hosts)
+	c := &nodeChecker{s: s, r: &NodeReport{}}
+	results := ev.Hosts
+	for i, n := range nodes {
+		c.node(n, whys[i], results[:counts[i]])
+		results = results[counts[i]:]
+	}
+	c.unreachable(ev.Unserved())
 	return c.r
+}
+
+// nodeHosts maps a node to the hosts verify evaluates, one per engine the
+// node may run: its own, or every profile when its runtime is unknown (why
+// says why). Each host's engine decides, and containerd 2.x follows it as
+// the reference a node-engine-quirk compares with. A node whose platform
+// cannot be read has no host.
+func nodeHosts(n Node) ([]verify.Host, string) {
+	host, ok := n.Host()
+	if !ok {
+		return nil, ""
+	}
+	engines, why := nodeEngines(n)
+	hosts := make([]verify.Host, len(engines))
+	for i, e := range engines {
+		hosts[i] = verify.Host{Name: n.Name, Platform: host, Engines: []platform.Engine{e}}
+		if e.Name() != platform.Containerd {
+			hosts[i].Engines = append(hosts[i].Engines, platform.ContainerdEngine{})
+		}
+	}
+	return hosts, why
 }
 
 type nodeChecker struct {
 	s       *snapshot.Snapshot
-	cands   []platform.Candidate
-	reached map[int]bool
-	windows []string
+	windows int // Windows nodes checked
 	r       *NodeReport
 }
 
-func (c *nodeChecker) node(n Node) {
+// node reports on one node from the results of its hosts.
+func (c *nodeChecker) node(n Node, why string, results []verify.HostResult) {
 	host, ok := n.Host()
 	if !ok {
 		c.add(RuleNodeUnknownPlatform, verify.Warning, "", -1, "node %s: cannot read its OS, architecture and Windows build from status.nodeInfo or its labels; not checked", n.Name)
 		return
 	}
 	if n.IsWindows() {
-		c.windows = append(c.windows, n.Name)
+		c.windows++
 	}
-	engines, why := nodeEngines(n)
 	if why != "" {
 		c.add(RuleNodeUnknownRuntime, verify.Warning, platform.Format(host), -1, "node %s: %s; checked with every engine profile", n.Name, why)
 	}
-	ref := platform.ContainerdEngine{}.Select(host, c.cands)
-	for _, e := range engines {
-		sel := e.Select(host, c.cands)
-		c.r.Targets = append(c.r.Targets, c.row(n, e, sel))
-		if sel < 0 || !c.runs(host, sel) {
-			c.noVariant(n, host, e, sel)
-			continue
-		}
-		c.reached[sel] = true
-		if e.Name() != platform.Containerd && sel != ref {
-			c.add(RuleNodeEngineQuirk, verify.Warning, platform.Format(host), sel,
+	for _, r := range results {
+		c.engine(n, r)
+	}
+}
+
+// engine reports on one engine of a node: no variant that starts, a choice
+// other than containerd 2.x's, containerd's ordering quirk.
+func (c *nodeChecker) engine(n Node, r verify.HostResult) {
+	host, sel := r.Host.Platform, r.Deciding()
+	c.r.Targets = append(c.r.Targets, sel.Row)
+	if !sel.Runs {
+		c.noVariant(n, host, sel)
+		return
+	}
+	if sel.Engine.Name() != platform.Containerd {
+		if ref := r.Selections[1].Index; sel.Index != ref {
+			c.add(RuleNodeEngineQuirk, verify.Warning, platform.Format(host), sel.Index,
 				"node %s (%s) runs %s, which picks %s where containerd 2.x picks %s; the node keeps the older choice until its containerd is upgraded",
-				n.Name, describeHost(host), e.Name(), c.describe(sel), c.describe(ref))
+				n.Name, describeHost(host), sel.Engine.Name(), c.describe(sel.Index), c.describe(ref))
 		}
-		if e.Name() == platform.Containerd {
-			c.orderingQuirk(n, host, e, sel)
-		}
+	}
+	if q := sel.Quirk; q != nil {
+		c.add(verify.RuleOrderingQuirk, verify.Warning, platform.Format(host), sel.Index,
+			"node %s: %s compares os.version as strings and picks %s over the newer %s", n.Name, sel.Engine.Name(), q.Selected, q.Newer)
 	}
 }
 
-func (c *nodeChecker) row(n Node, e platform.Engine, sel int) verify.TargetResult {
-	tr := verify.TargetResult{Target: n.Name, Build: n.Version.Build, Engine: e.Name()}
-	if sel >= 0 {
-		tr.Selected = c.s.Entries[sel].Descriptor.Digest.String()
-		if p := c.s.Entries[sel].Platform(); p != nil {
-			tr.OSVersion = p.OSVersion
-		}
-	}
-	return tr
-}
-
-// runs reports whether the selected entry starts on host: containerd 2.x
-// encodes the host's own rules.
-func (c *nodeChecker) runs(host platform.Platform, sel int) bool {
-	p := c.s.Entries[sel].Platform()
-	return p != nil && (platform.ContainerdEngine{}).Match(host, *p)
-}
-
-func (c *nodeChecker) noVariant(n Node, host platform.Platform, e platform.Engine, sel int) {
-	if sel < 0 {
+func (c *nodeChecker) noVariant(n Node, host platform.Platform, sel verify.Selection) {
+	if sel.Index < 0 {
 		c.add(RuleNodeNoVariant, verify.Error, platform.Format(host), -1,
 			"node %s (%s, %s) runs no variant of this index, which has %s: its pods fail with \"no match for platform in manifest\"",
-			n.Name, describeHost(host), e.Name(), c.available())
+			n.Name, describeHost(host), sel.Engine.Name(), c.available())
 		return
 	}
-	c.add(RuleNodeNoVariant, verify.Error, platform.Format(host), sel,
+	c.add(RuleNodeNoVariant, verify.Error, platform.Format(host), sel.Index,
 		"node %s (%s, %s) picks %s, which does not start there: \"The operating system of the container does not match the operating system of the host\"",
-		n.Name, describeHost(host), e.Name(), c.describe(sel))
+		n.Name, describeHost(host), sel.Engine.Name(), c.describe(sel.Index))
 }
 
-// orderingQuirk warns when containerd's string ordering of os.version picks
-// a variant while a numerically newer compatible one exists.
-func (c *nodeChecker) orderingQuirk(n Node, host platform.Platform, e platform.Engine, sel int) {
-	sv, err := platform.ParseVersion(osv(c.s.Entries[sel].Platform()))
-	if err != nil {
-		return
+// unreachable words the variants no node serves.
+func (c *nodeChecker) unreachable(unserved []int) {
+	who := "the inventory has no Windows node"
+	if c.windows > 0 {
+		who = fmt.Sprintf("no Windows node selects it (%d checked)", c.windows)
 	}
-	for _, i := range platform.Compatible(e, host, c.cands) {
-		v, err := platform.ParseVersion(osv(c.s.Entries[i].Platform()))
-		if err == nil && v.Compare(sv) > 0 {
-			c.add(verify.RuleOrderingQuirk, verify.Warning, platform.Format(host), sel,
-				"node %s: %s compares os.version as strings and picks %s over the newer %s", n.Name, e.Name(), sv, v)
-			return
-		}
-	}
-}
-
-func (c *nodeChecker) unreachable() {
-	for i := range c.s.Entries {
+	for _, i := range unserved {
 		e := &c.s.Entries[i]
-		p := e.Platform()
-		if e.Manifest == nil || e.IsAttestation() || p == nil || p.OS != "windows" || c.reached[i] {
-			continue
-		}
-		who := "the inventory has no Windows node"
-		if len(c.windows) > 0 {
-			who = fmt.Sprintf("no Windows node selects it (%d checked)", len(c.windows))
-		}
 		c.r.Unreachable = append(c.r.Unreachable, verify.Finding{
 			Rule: verify.RuleUnreachableVariant, Severity: verify.Warning,
-			Digest: e.Descriptor.Digest.String(), Platform: platform.Format(*p),
+			Digest: e.Descriptor.Digest.String(), Platform: platform.FormatPtr(e.Platform()),
 			Message: "this variant serves none of the nodes: " + who,
 		})
 	}
@@ -149,4 +151,59 @@ func (c *nodeChecker) add(rule string, sev verify.Severity, plat string, sel int
 		f.Digest, f.Platform = e.Descriptor.Digest.String(), platform.FormatPtr(e.Platform())
 	}
 	c.r.Findings = append(c.r.Findings, f)
+}
+
+func (c *nodeChecker) describe(sel int) string {
+	if sel < 0 {
+		return "nothing"
+	}
+	e := &c.s.Entries[sel]
+	if p := e.Platform(); p != nil {
+		return platform.Format(*p)
+	}
+	return e.Descriptor.Digest.String()
+}
+
+// available lists the platforms of the index's images.
+func (c *nodeChecker) available() string {
+	var out []string
+	for i := range c.s.Entries {
+		e := &c.s.Entries[i]
+		if e.Manifest == nil || e.IsAttestation() {
+			continue
+		}
+		out = append(out, platform.FormatPtr(e.Platform()))
+	}
+	if len(out) == 0 {
+		return "no images"
+	}
+	return strings.Join(out, ", ")
+}
+
+func describeHost(p platform.Platform) string {
+	if p.OS != "windows" {
+		return platform.Format(p)
+	}
+	v, err := platform.ParseHostVersion(p.OSVersion)
+	if err != nil {
+		return platform.Format(p)
+	}
+	s := fmt.Sprintf("%s/%s build %d", p.OS, p.Architecture, v.Build)
+	if r, ok := platform.ReleaseForBuild(v.Build); ok {
+		s += " " + r.Name
+	}
+	return s
+}
+
+// Merge adds a node report to a verify report and recomputes Passed. With
+// replaceTargets (no explicit --target, so verify ran with
+// NoDefaultTargets) the nodes stand in for the default LTSC targets, and the
+// variants no node selects are reported as unreachable.
+func Merge(rep *verify.Report, nr *NodeReport, replaceTargets bool) {
+	if replaceTargets {
+		rep.Findings = append(rep.Findings, nr.Unreachable...)
+	}
+	rep.Findings = append(rep.Findings, nr.Findings...)
+	rep.Targets = append(rep.Targets, nr.Targets...)
+	rep.Passed = len(rep.Errors()) == 0
 }

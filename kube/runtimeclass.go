@@ -24,13 +24,9 @@ func (c *wchecker) runtimeClassVariant(rc runtimeClass) {
 	}
 	arch := first(str(rc.nodeSelector[LabelArch].Value), "amd64")
 	host := platform.Platform{OS: "windows", Architecture: arch, OSVersion: v.String()}
-	cands := verify.Candidates(c.o.Image)
-	e := platform.ContainerdEngine{}
-	sel := e.Select(host, cands)
-	if sel >= 0 {
-		if p := c.o.Image.Entries[sel].Platform(); p != nil && e.Match(host, *p) {
-			return
-		}
+	ev := verify.EvaluateHosts(c.o.Image, []verify.Host{{Name: rc.obj.Name, Platform: host, Engines: []platform.Engine{platform.ContainerdEngine{}}}})
+	if ev.Hosts[0].Deciding().Runs {
+		return
 	}
 	var have []string
 	for i := range c.o.Image.Entries {

@@ -144,28 +144,3 @@ func Normalize(p Platform) Platform {
 	n.Features = p.Features
 	return n
 }
-
-// Key identifies a platform for duplicate detection: normalized
-// os/arch/variant, plus the build for Windows ("windows/amd64@26100").
-func Key(p Platform) string {
-	n := Normalize(p)
-	k := n.OS + "/" + n.Architecture
-	if n.Variant != "" {
-		k += "/" + n.Variant
-	}
-	if n.OS == "windows" && n.OSVersion != "" {
-		if b, ok := Build(n.OSVersion); ok {
-			k += fmt.Sprintf("@%d", b)
-		} else {
-			k += "@" + n.OSVersion
-		}
-	}
-	return k
-}
-
-// SameOSArch reports whether two platforms have the same normalized os,
-// architecture and variant.
-func SameOSArch(a, b Platform) bool {
-	na, nb := Normalize(a), Normalize(b)
-	return na.OS == nb.OS && na.Architecture == nb.Architecture && na.Variant == nb.Variant
-}

@@ -100,18 +100,6 @@ func TestParseTarget(t *testing.T) {
 	}
 }
 
-func TestKey(t *testing.T) {
-	if Key(Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}) != Key(Platform{OS: "linux", Architecture: "aarch64"}) {
-		t.Errorf("arm64/v8 and aarch64 should share a key")
-	}
-	if Key(win("10.0.26100.1")) != Key(win("10.0.26100.2")) {
-		t.Errorf("same build should share a key")
-	}
-	if Key(win("10.0.26100.1")) == Key(win("10.0.20348.1")) {
-		t.Errorf("different builds must not share a key")
-	}
-}
-
 func TestEngineByName(t *testing.T) {
 	for _, n := range EngineNames() {
 		if e, err := EngineByName(n); err != nil || e.Name() != n {

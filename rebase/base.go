@@ -24,8 +24,9 @@ type resolved struct {
 	buildChange bool
 }
 
-// resolve finds the image of ref for platform want: the index child with
-// the same platform.Key (os/arch/variant and, for Windows, the build), or
+// resolve finds the image of ref for platform want: the index child of the
+// same build (platform.SameBuild: os/arch/variant and, for Windows, the
+// build; a Windows want without os.version takes a child without one), or
 // the image ref names when its config has that platform. For Windows, when
 // no child has the build, the newest child of another build is returned
 // with buildChange set; the caller decides whether that is allowed.
@@ -70,14 +71,16 @@ func (s *session) resolve(ctx context.Context, ref name.Reference, want platform
 
 // pick chooses among descriptors the image for want; see resolve.
 func pick(cands []v1.Descriptor, want platform.Platform) (v1.Descriptor, bool, bool) {
-	key := platform.Key(want)
+	// A Windows want without os.version (HostProcess) takes a child without
+	// one first: for SameBuild it names no build and accepts any.
+	buildless := want.OSVersion == "" && platform.Normalize(want).OS == "windows"
 	var same []v1.Descriptor
 	for _, d := range cands {
 		p := d.Platform
 		if !d.MediaType.IsImage() || p == nil || snapshot.IsAttestationPlatform(p) || !platform.SameOSArch(want, *p) {
 			continue
 		}
-		if platform.Key(*p) == key {
+		if platform.SameBuild(want, *p) && (!buildless || p.OSVersion == "") {
 			return d, false, true
 		}
 		same = append(same, d)
@@ -92,24 +95,19 @@ func pick(cands []v1.Descriptor, want platform.Platform) (v1.Descriptor, bool, b
 		}
 	}
 	// A Windows variant without os.version (HostProcess) has no build to
-	// keep; anything else that differs in Key differs in build.
+	// keep; anything else that is not SameBuild differs in build.
 	return best, want.OS == "windows" && want.OSVersion != "", true
 }
 
-// newer reports whether os.version a is numerically greater than b; an
-// unreadable version is never newer.
+// newer reports whether os.version a comes before b newest first; a child
+// without os.version or with an unreadable one is never newer.
 func newer(a, b string) bool {
-	va, err := platform.ParseHostVersion(a)
-	if err != nil {
-		return false
-	}
-	vb, err := platform.ParseHostVersion(b)
-	return err != nil || va.Compare(vb) > 0
+	return a != "" && platform.CompareNewestFirst(a, b) < 0
 }
 
 // oldChild resolves a recorded base.digest to the image for want: the digest
-// itself when it names an image, the child with the same platform.Key when
-// it names an index (OCI allows either).
+// itself when it names an image, the child of the same build when it names
+// an index (OCI allows either).
 func (s *session) oldChild(ctx context.Context, repo name.Repository, d v1.Hash, want platform.Platform) (v1.Hash, error) {
 	rd, err := s.get(ctx, repo.Digest(d.String()))
 	if err != nil {

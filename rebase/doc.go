@@ -9,11 +9,14 @@
 // org.opencontainers.image.base.digest annotations, on its manifest (as
 // `imgctl build` writes them) or on its index descriptor; Options.Bases
 // gives a base per OS for variants that have neither. The base's current
-// image for a variant is the child of the base reference with the same
-// platform.Key: os, architecture, variant and, for Windows, the build. A
-// recorded digest may name the base's platform manifest or its index; an
-// index is resolved to the child for the variant's platform. Check reports
-// each variant's base and whether it is stale.
+// image for a variant is the child of the base reference of the same build
+// (platform.SameBuild): os, architecture, variant and, for Windows, the
+// build; when the base has no child of that build any more, its newest
+// child (platform.CompareNewestFirst), a build change for a Windows variant
+// with an os.version. A recorded digest may name the base's platform
+// manifest or its index; an index is resolved to the child for the
+// variant's platform. Check reports each variant's base and whether it is
+// stale.
 //
 // # Rebasing one variant
 //

@@ -4,6 +4,11 @@
 // the child manifests and their configs, never a layer, and returns findings;
 // it depends on neither build nor index so the gate stays independent of the
 // thing it gates.
+//
+// EvaluateHosts is the judge of what runs where: it simulates the engines of
+// a list of hosts on a snapshot and returns data, not findings. Evaluate
+// turns its targets into hosts and words the results; package kube does the
+// same for the nodes of a cluster.
 package verify
 
 import "errors"

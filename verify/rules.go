@@ -185,17 +185,11 @@ func (c *checker) required() {
 	}
 }
 
+// hasPlatform reports whether an image of the index is of want's build:
+// platform.SameBuild, so a want without os.version accepts any build.
 func (c *checker) hasPlatform(want platform.Platform) bool {
-	wb, hasBuild := platform.Build(want.OSVersion)
 	for _, e := range c.images() {
-		p := entryPlatform(e)
-		if p == nil || !platform.SameOSArch(*p, want) {
-			continue
-		}
-		if !hasBuild {
-			return true
-		}
-		if b, ok := platform.Build(p.OSVersion); ok && b == wb {
+		if p := entryPlatform(e); p != nil && platform.SameBuild(want, *p) {
 			return true
 		}
 	}

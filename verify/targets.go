@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/snapshot"
@@ -28,74 +29,39 @@ func (c *checker) targetList() []platform.Target {
 // targets simulates every engine on every target node. The first engine
 // decides whether a target passes; the others warn where they differ.
 func (c *checker) targets() {
-	cands := Candidates(c.s)
-	engines := c.engines()
-	primary := engines[0]
-	reached := map[int]bool{}
-	for _, t := range c.targetList() {
-		host := t.Host()
-		first := -1
-		for n, e := range engines {
-			sel := e.Select(host, cands)
-			c.r.Targets = append(c.r.Targets, c.result(t, e, sel))
-			if n == 0 {
-				first = sel
-				c.primary(t, e, sel, reached)
-				continue
-			}
-			if sel != first {
-				c.disagree(t, primary, first, e, sel)
-			}
-			if e.Name() == platform.Containerd {
-				c.quirk(t, e, host, cands, sel)
-			}
-		}
-		if primary.Name() == platform.Containerd {
-			c.quirk(t, primary, host, cands, first)
-		}
-	}
-	if len(c.targetList()) == 0 {
+	targets := c.targetList()
+	if len(targets) == 0 {
 		return
 	}
-	names := c.targetNames() // once: it walks every entry
-	for i := range c.s.Entries {
-		e := &c.s.Entries[i]
-		p := entryPlatform(e)
-		if e.Manifest == nil || e.IsAttestation() || p == nil || p.OS != "windows" || reached[i] {
-			continue
-		}
-		c.add(RuleUnreachableVariant, Warning, e, "%s selects this variant on none of the targets (%s)", primary.Name(), names)
+	engines := c.engines()
+	hosts := make([]Host, len(targets))
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		hosts[i], names[i] = TargetHost(t, engines), t.Name
+	}
+	ev := EvaluateHosts(c.s, hosts)
+	for _, r := range ev.Hosts {
+		c.target(r)
+	}
+	for _, i := range ev.Unselected() {
+		c.add(RuleUnreachableVariant, Warning, &c.s.Entries[i], "%s selects this variant on none of the targets (%s)", engines[0].Name(), strings.Join(names, ", "))
 	}
 }
 
-func (c *checker) targetNames() string {
-	s := ""
-	for i, t := range c.targetList() {
-		if i > 0 {
-			s += ", "
-		}
-		s += t.Name
+// target reports what the engines select on one target.
+func (c *checker) target(r HostResult) {
+	first := r.Deciding()
+	for _, sel := range r.Selections {
+		c.r.Targets = append(c.r.Targets, sel.Row)
 	}
-	return s
-}
-
-func (c *checker) result(t platform.Target, e platform.Engine, sel int) TargetResult {
-	tr := TargetResult{Target: t.Name, Build: t.Version.Build, Engine: e.Name()}
-	if sel >= 0 {
-		en := &c.s.Entries[sel]
-		tr.Selected = en.Descriptor.Digest.String()
-		if p := entryPlatform(en); p != nil {
-			tr.OSVersion = p.OSVersion
+	c.decide(r.Host, first)
+	for _, sel := range r.Selections[1:] {
+		if sel.Index != first.Index {
+			c.disagree(r.Host, first, sel)
 		}
+		c.quirk(r.Host, sel)
 	}
-	return tr
-}
-
-// runs reports whether the selected entry really starts on the target: the
-// Windows rules containerd 2.x encodes are the host's own.
-func (c *checker) runs(t platform.Target, sel int) bool {
-	p := entryPlatform(&c.s.Entries[sel])
-	return p != nil && (platform.ContainerdEngine{}).Match(t.Host(), *p)
+	c.quirk(r.Host, first)
 }
 
 func (c *checker) describe(sel int) string {
@@ -106,26 +72,27 @@ func (c *checker) describe(sel int) string {
 	return fmt.Sprintf("%s (%s)", e.Descriptor.Digest, platform.FormatPtr(entryPlatform(e)))
 }
 
-func (c *checker) primary(t platform.Target, e platform.Engine, sel int, reached map[int]bool) {
-	if sel < 0 {
-		c.add(RuleNoVariantForTarget, Error, nil, "%s on %s (build %d) runs no variant of this index: nodes fail with \"no match for platform in manifest\"", e.Name(), t.Name, t.Version.Build)
-		c.r.Findings[len(c.r.Findings)-1].Platform = platform.Format(t.Host())
+// decide reports a target whose deciding engine runs no variant, or one
+// that does not start there.
+func (c *checker) decide(h Host, sel Selection) {
+	if sel.Index < 0 {
+		c.add(RuleNoVariantForTarget, Error, nil, "%s on %s (build %d) runs no variant of this index: nodes fail with \"no match for platform in manifest\"", sel.Engine.Name(), h.Name, h.Build())
+		c.r.Findings[len(c.r.Findings)-1].Platform = platform.Format(h.Platform)
 		return
 	}
-	reached[sel] = true
-	if !c.runs(t, sel) {
-		c.add(RuleNoVariantForTarget, Error, &c.s.Entries[sel], "%s on %s (build %d) picks a variant that does not start there: \"The operating system of the container does not match the operating system of the host\"", e.Name(), t.Name, t.Version.Build)
+	if !sel.Runs {
+		c.add(RuleNoVariantForTarget, Error, &c.s.Entries[sel.Index], "%s on %s (build %d) picks a variant that does not start there: \"The operating system of the container does not match the operating system of the host\"", sel.Engine.Name(), h.Name, h.Build())
 	}
 }
 
-func (c *checker) disagree(t platform.Target, p platform.Engine, psel int, e platform.Engine, sel int) {
-	msg := fmt.Sprintf("on %s nodes %s picks %s, but %s picks %s", t.Name, p.Name(), c.describe(psel), e.Name(), c.describe(sel))
-	if sel >= 0 && !c.runs(t, sel) {
-		msg += fmt.Sprintf("; under %s the container would fail to start", e.Name())
+func (c *checker) disagree(h Host, first, sel Selection) {
+	msg := fmt.Sprintf("on %s nodes %s picks %s, but %s picks %s", h.Name, first.Engine.Name(), c.describe(first.Index), sel.Engine.Name(), c.describe(sel.Index))
+	if sel.Index >= 0 && !sel.Runs {
+		msg += fmt.Sprintf("; under %s the container would fail to start", sel.Engine.Name())
 	}
 	var at *snapshot.Entry
-	if sel >= 0 {
-		at = &c.s.Entries[sel]
+	if sel.Index >= 0 {
+		at = &c.s.Entries[sel.Index]
 	}
 	c.add(RuleEngineDisagreement, Warning, at, "%s", msg)
 }
@@ -133,19 +100,8 @@ func (c *checker) disagree(t platform.Target, p platform.Engine, psel int, e pla
 // quirk warns when containerd's string ordering of os.version picks a
 // variant while a numerically newer compatible one exists, e.g.
 // 10.0.26100.9999 over 10.0.26100.33674.
-func (c *checker) quirk(t platform.Target, e platform.Engine, host platform.Platform, cands []platform.Candidate, sel int) {
-	if sel < 0 {
-		return
-	}
-	sv, err := platform.ParseVersion(osv(entryPlatform(&c.s.Entries[sel])))
-	if err != nil {
-		return
-	}
-	for _, i := range platform.Compatible(e, host, cands) {
-		v, err := platform.ParseVersion(osv(entryPlatform(&c.s.Entries[i])))
-		if err == nil && v.Compare(sv) > 0 {
-			c.add(RuleOrderingQuirk, Warning, &c.s.Entries[sel], "on %s nodes %s compares os.version as strings and picks %s over the newer %s; rebuild so that the newest variant also sorts first", t.Name, e.Name(), sv, v)
-			return
-		}
+func (c *checker) quirk(h Host, sel Selection) {
+	if q := sel.Quirk; q != nil {
+		c.add(RuleOrderingQuirk, Warning, &c.s.Entries[sel.Index], "on %s nodes %s compares os.version as strings and picks %s over the newer %s; rebuild so that the newest variant also sorts first", h.Name, sel.Engine.Name(), q.Selected, q.Newer)
 	}
 }

@@ -81,18 +81,3 @@ func (c *checker) hasWindows() bool {
 	}
 	return false
 }
-
-// Candidates lists every entry of s as engines see it, in index order: the
-// descriptor platform (for a single manifest, the config's) and the config
-// platform for entries judged by their config.
-func Candidates(s *snapshot.Snapshot) []platform.Candidate {
-	out := make([]platform.Candidate, len(s.Entries))
-	for i := range s.Entries {
-		e := &s.Entries[i]
-		out[i] = platform.Candidate{Platform: e.Descriptor.Platform, Config: e.ConfigPlatform()}
-		if s.Index == nil {
-			out[i].Platform = e.ConfigPlatform()
-		}
-	}
-	return out
-}
