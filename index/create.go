@@ -12,9 +12,10 @@ import (
 // returns the plan and pushes nothing. Requests: one GET per source, one GET
 // per config it must read, a HEAD for the tag and per child not read from
 // the target repository, for each missing child one POST per blob mounted
-// (with Options.Transport; HEAD and POST without) or the upload of each blob
-// from another registry, and one PUT, then one PUT for the index; plus one
-// authentication round (GET /v2/) per client.
+// or the upload of each blob from another registry, and one PUT, then one
+// PUT for the index; plus one authentication round (GET /v2/, and a token
+// where the registry asks for one) per registry, shared with every other
+// request of the Options.Registry client.
 func Create(ctx context.Context, target name.Tag, sources []name.Reference, o Options) (*Result, error) {
 	if len(sources) == 0 {
 		return nil, ErrNoSources

@@ -42,8 +42,8 @@
 // Create and Remove copy each child into the target repository by its exact
 // manifest bytes: a child already there (a HEAD answers, or it was read from
 // that repository) is not uploaded again; blobs are mounted across
-// repositories of one registry (with Options.Transport, one POST per blob and
-// no HEAD first) and streamed with bounded concurrency from other registries;
+// repositories of one registry (registry.Copier: one POST per blob and no
+// HEAD first) and streamed with bounded concurrency from other registries;
 // the index is PUT only once every child is present, so a failure leaves
 // nothing published. An
 // existing tag is never overwritten unless Options.Force is set; a tag that

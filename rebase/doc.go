@@ -47,7 +47,7 @@
 //
 // The new index is published by index.PublishPrepared, with the index
 // package's rules: entries in its order, a tag that exists refused
-// (index.ErrTagExists) unless it already points at the same index, and
+// (registry.ErrTagExists) unless it already points at the same index, and
 // nothing tagged unless every child is present. Base layers are mounted from
 // the base's repository and app layers from the source repository, never
 // read by the client; only the new configs, which are small, are uploaded.

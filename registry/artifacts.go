@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// TagSuffixes are the cosign tag suffixes CopySignatures copies:
+// TagSuffixes are the cosign tag suffixes CopyArtifacts copies:
 // signatures, attestations and SBOMs.
 var TagSuffixes = []string{"sig", "att", "sbom"}
 

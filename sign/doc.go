@@ -27,8 +27,8 @@
 // itself but its children are not. Verify fails closed: any error while
 // checking is a bad-signature finding of error severity.
 //
-// CopySignatures copies the .sig and .att tags and the referrers of a list
-// of digests between repositories, for promotion.
+// Copying signatures between repositories is registry.CopyArtifacts;
+// Merge is the hook that merges cosign signature tags there.
 //
 // The package never prints; progress goes to an injected *slog.Logger.
 package sign
