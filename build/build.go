@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/internal/regclient"
+	"github.com/imgctl/imgctl/lint"
 )
 
 // Build lints the Dockerfile for every variant, refuses an existing tag
@@ -22,7 +22,7 @@ import (
 // pushed by digest; with Nodes, each on its node), and merges them into
 // one index at Tag (a single Linux solve of several platforms is tagged by
 // BuildKit itself, see Plan.tagsDirectly). Preflight findings come back as
-// a *PreflightError before any builder is contacted, except a RUN in a
+// a *lint.Error before any builder is contacted, except a RUN in a
 // Windows stage mapped to a Windows node: that one is checked against the
 // node's workers and dropped when the node is native Windows (see
 // NativeWindows).
@@ -120,12 +120,12 @@ type Plan struct {
 	contextDir  string
 	syntaxImage string
 	resolved    map[string]ResolvedBase // by base name + platform key
-	findings    [][]Finding             // Preflight's, per variant
+	findings    [][]lint.Finding        // Preflight's, per variant
 }
 
 // Prepare reads the Dockerfile, plans the variants, assigns them to
-// Options.Nodes (AssignNodes) and runs Preflight for each; findings come
-// back as a *PreflightError. It does no I/O beyond
+// Options.Nodes (AssignNodes) and runs lint.Preflight for each; findings
+// come back as a *lint.Error. It does no I/O beyond
 // reading the Dockerfile, so `imgctl lint` and Build share it.
 func Prepare(o Options) (*Plan, error) {
 	file := o.Dockerfile
@@ -145,24 +145,23 @@ func Prepare(o Options) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Variants: vs, Assignments: as, File: file, Dockerfile: dt, contextDir: o.ContextDir, syntaxImage: o.SyntaxImage}
-	var findings []Finding
+	var findings []lint.Finding
 	for _, v := range vs {
-		po := PreflightOptions{Platforms: v.Platforms, BuildArgs: v.BuildArgs, Target: o.Target}
-		fs, err := Preflight(bytes.NewReader(dt), file, po)
+		lo := lint.Options{Platforms: v.Platforms, BuildArgs: v.BuildArgs, Target: o.Target}
+		fs, err := lint.Preflight(bytes.NewReader(dt), file, lo)
 		if err != nil {
 			return nil, err
 		}
 		findings = append(findings, fs...)
 		p.findings = append(p.findings, fs)
-		fb, err := FinalBases(dt, file, po)
+		fb, err := lint.FinalBases(dt, file, lo)
 		if err != nil {
 			return nil, err
 		}
 		p.Bases = append(p.Bases, fb)
 	}
 	if len(findings) > 0 {
-		slices.SortFunc(findings, compareFindings)
-		return p, &PreflightError{Findings: slices.CompactFunc(findings, func(a, b Finding) bool { return a == b })}
+		return p, lint.NewError(findings)
 	}
 	return p, nil
 }

@@ -11,6 +11,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/moby/buildkit/client"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/imgctl/imgctl/lint"
 )
 
 func mustNode(t *testing.T, s string) Node {
@@ -174,8 +176,8 @@ func TestWaiveRunInWindows(t *testing.T) {
 	o := Options{ContextDir: dir, Variants: VariantOptions{Windows: []string{"ltsc2022"}},
 		Nodes: []Node{mustNode(t, "linux=tcp://l:1"), mustNode(t, "windows=tcp://w:1")}}
 	p, err := Prepare(o)
-	var pe *PreflightError
-	if !errors.As(err, &pe) || pe.Findings[0].Rule != RuleRunInWindowsStage || !p.waivable(err) {
+	var pe *lint.Error
+	if !errors.As(err, &pe) || pe.Findings[0].Rule != lint.RuleRunInWindowsStage || !p.waivable(err) {
 		t.Fatalf("Prepare: %v", err)
 	}
 	if err := p.applyWaivers([][]*client.WorkerInfo{workers("linux"), workers("linux")}); !errors.As(err, &pe) {

@@ -2,10 +2,8 @@ package build
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -17,30 +15,9 @@ import (
 	"github.com/imgctl/imgctl/internal/regclient"
 )
 
-// ErrPreflight is returned (wrapped in a *PreflightError) when the
-// Dockerfile has preflight findings; nothing was solved.
-var ErrPreflight = errors.New("preflight found problems in the Dockerfile")
-
 // ErrBaseMismatch is returned when a Windows variant came out with an
 // os.version of another release than the one it was built for.
 var ErrBaseMismatch = errors.New("windows variant built from the base of another release")
-
-// PreflightError carries the findings that stopped a build.
-type PreflightError struct {
-	Findings []Finding
-}
-
-// Error summarises the findings.
-func (e *PreflightError) Error() string {
-	lines := make([]string, 0, len(e.Findings))
-	for _, f := range e.Findings {
-		lines = append(lines, f.String())
-	}
-	return fmt.Sprintf("%v:\n%s", ErrPreflight, strings.Join(lines, "\n"))
-}
-
-// Unwrap makes errors.Is(err, ErrPreflight) true.
-func (e *PreflightError) Unwrap() error { return ErrPreflight }
 
 // Options describe one build.
 type Options struct {

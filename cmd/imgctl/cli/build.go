@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/verify"
 )
@@ -159,7 +160,7 @@ func (o *buildOptions) run(cmd *cobra.Command, ro *rootOptions, contextDir strin
 	}()
 	res, err := build.Build(ctx, bo)
 	<-drawn
-	if pe := (*build.PreflightError)(nil); errors.As(err, &pe) {
+	if pe := (*lint.Error)(nil); errors.As(err, &pe) {
 		if perr := printFindings(cmd.OutOrStdout(), ro.output, pe.Findings[0].File, pe.Findings); perr != nil {
 			return perr
 		}

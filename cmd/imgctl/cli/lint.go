@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
 )
 
@@ -99,11 +100,11 @@ valid JSON, and shell-form ENTRYPOINT/CMD in Windows stages. Exit 0 when clean,
 				return err
 			}
 			p, err := build.Prepare(o)
-			var pe *build.PreflightError
+			var pe *lint.Error
 			if err != nil && !errors.As(err, &pe) {
 				return err
 			}
-			var findings []build.Finding
+			var findings []lint.Finding
 			if pe != nil {
 				findings = pe.Findings
 			}
@@ -122,9 +123,9 @@ valid JSON, and shell-form ENTRYPOINT/CMD in Windows stages. Exit 0 when clean,
 
 // printFindings writes preflight findings as file:line lines, or as JSON
 // {"file", "passed", "findings"}.
-func printFindings(w io.Writer, format, file string, findings []build.Finding) error {
+func printFindings(w io.Writer, format, file string, findings []lint.Finding) error {
 	if findings == nil {
-		findings = []build.Finding{}
+		findings = []lint.Finding{}
 	}
 	if format == "json" {
 		return writeJSON(w, map[string]any{"file": file, "passed": len(findings) == 0, "findings": findings})

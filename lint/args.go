@@ -1,4 +1,4 @@
-package build
+package lint
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/containerd/platforms"
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
-	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 )
@@ -36,7 +35,7 @@ func (e *argEnv) set(k, v string) {
 // globalArgs builds the scope FROM lines are expanded in, like dockerfile2llb's
 // defaultArgs and buildMetaArgs: the automatic platform ARGs, then the ARGs
 // before the first FROM, with build args taking precedence.
-func globalArgs(lex *shell.Lex, metaArgs []instructions.ArgCommand, tp ocispecs.Platform, targetName string, opts PreflightOptions) (*argEnv, error) {
+func globalArgs(lex *shell.Lex, metaArgs []instructions.ArgCommand, tp ocispecs.Platform, targetName string, opts Options) (*argEnv, error) {
 	bp := ocispecs.Platform{OS: buildPlatform.OS, Architecture: buildPlatform.Architecture}
 	env := &argEnv{values: map[string]string{}}
 	for _, kv := range [...][2]string{
@@ -78,7 +77,7 @@ func globalArgs(lex *shell.Lex, metaArgs []instructions.ArgCommand, tp ocispecs.
 }
 
 // targetStage is the value of TARGETSTAGE: --target, else the last stage's name.
-func targetStage(sts []instructions.Stage, opts PreflightOptions) string {
+func targetStage(sts []instructions.Stage, opts Options) string {
 	if opts.Target != "" {
 		return opts.Target
 	}
@@ -86,11 +85,4 @@ func targetStage(sts []instructions.Stage, opts PreflightOptions) string {
 		return name
 	}
 	return "default"
-}
-
-func startLine(loc []parser.Range) int {
-	if len(loc) == 0 {
-		return 0
-	}
-	return loc[0].Start.Line
 }
