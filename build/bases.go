@@ -2,7 +2,6 @@ package build
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 
@@ -35,18 +34,6 @@ type ResolvedBase struct {
 	OSVersion string
 
 	top v1.Hash // what Name points at: Digest, or the index holding it
-}
-
-// ResolveBase finds the manifest of ref for platform p: the image itself,
-// or the index child whose platform matches (for Windows, the same build
-// when p has an os.version; else the first windows/arch child).
-func ResolveBase(ctx context.Context, ref name.Reference, p v1.Platform, opts ...remote.Option) (ResolvedBase, error) {
-	opts = append([]remote.Option{remote.WithContext(ctx)}, opts...)
-	desc, err := remote.Get(ref, opts...)
-	if err != nil {
-		return ResolvedBase{}, fmt.Errorf("resolving base %s: %w", ref, err)
-	}
-	return pickBase(desc, ref, p, true)
 }
 
 // pickBase picks the manifest for p from a fetched base reference. An

@@ -1,19 +1,14 @@
 package build
 
 import (
-	"context"
-	"errors"
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
-
-	"github.com/imgctl/imgctl/internal/regtest"
 )
 
 var (
 	linuxAMD64   = v1.Platform{OS: "linux", Architecture: "amd64"}
-	linuxARM64   = v1.Platform{OS: "linux", Architecture: "arm64"}
 	windowsAMD64 = v1.Platform{OS: "windows", Architecture: "amd64"}
 )
 
@@ -47,49 +42,5 @@ func TestBaseAnnotationAttrs(t *testing.T) {
 	one := BaseAnnotationAttrs([]v1.Platform{win}, map[string]ResolvedBase{"windows/amd64@20348": {Name: "reg/n:2022", Digest: d1}})
 	if one["annotation-manifest.org.opencontainers.image.base.digest"] != d1.String() || len(one) != 2 {
 		t.Errorf("single platform attrs = %v", one)
-	}
-}
-
-func TestResolveBase(t *testing.T) {
-	reg := regtest.New(t)
-	idx, err := regtest.MultiOSIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := reg.MustRef(t, "base:multi")
-	regtest.MustPush(t, ref, idx)
-	im, err := idx.IndexManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	for _, tc := range []struct {
-		p    v1.Platform
-		want int
-	}{
-		{linuxARM64, 1},
-		{v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348"}, 3},
-		{v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.26100.1"}, 2},
-	} {
-		rb, err := ResolveBase(ctx, ref, tc.p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := im.Manifests[tc.want].Digest; rb.Digest != d || rb.Name != ref.Name() {
-			t.Errorf("%v: got %+v, want %s", tc.p, rb, d)
-		}
-	}
-	if _, err := ResolveBase(ctx, ref, v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.17763"}); !errors.Is(err, ErrBaseNotFound) {
-		t.Errorf("ltsc2019: %v", err)
-	}
-	img, err := regtest.WindowsBaseImage(regtest.OSVersionLTSC2022)
-	if err != nil {
-		t.Fatal(err)
-	}
-	single := reg.MustRef(t, "nano:ltsc2022")
-	d := regtest.MustPush(t, single, img)
-	rb, err := ResolveBase(ctx, single, windowsAMD64)
-	if err != nil || rb.Digest != d || rb.OSVersion != regtest.OSVersionLTSC2022 {
-		t.Errorf("single image: %+v %v, want %s", rb, err, d)
 	}
 }
