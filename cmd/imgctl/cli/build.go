@@ -109,14 +109,14 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 		return bo, err
 	}
 	for _, s := range o.secrets {
-		src, err := build.ParseSecret(s)
+		src, err := parseSecret(s)
 		if err != nil {
 			return bo, fmt.Errorf("%w: %w", ErrUsage, err)
 		}
 		bo.Secrets = append(bo.Secrets, src)
 	}
 	for _, s := range o.ssh {
-		c, err := build.ParseSSH(s)
+		c, err := parseSSH(s)
 		if err != nil {
 			return bo, fmt.Errorf("%w: %w", ErrUsage, err)
 		}
@@ -127,7 +127,7 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 		out *[]client.CacheOptionsEntry
 	}{{o.cacheFrom, &bo.CacheFrom}, {o.cacheTo, &bo.CacheTo}} {
 		for _, s := range c.in {
-			e, err := build.ParseCache(s)
+			e, err := parseCache(s)
 			if err != nil {
 				return bo, fmt.Errorf("%w: %w", ErrUsage, err)
 			}
