@@ -17,6 +17,10 @@ import (
 // for the platform being built.
 var ErrBaseNotFound = errors.New("base image has no manifest for the platform")
 
+// ErrBaseMismatch is returned when a Windows variant came out with an
+// os.version of another release than the one it was built for.
+var ErrBaseMismatch = errors.New("windows variant built from the base of another release")
+
 // FinalBase is the image the final stage is built FROM, for one platform,
 // as lint.FinalBases finds it in the Dockerfile. Plan.Bases holds one per
 // platform of every variant, and resolveBases pins each. It is an alias so

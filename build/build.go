@@ -113,8 +113,9 @@ type Plan struct {
 	Bases [][]FinalBase
 	// Assignments are the daemons of the variants, in variant order.
 	Assignments []Assignment
-	// File is the Dockerfile path; Dockerfile its content.
-	File       string
+	// File is the Dockerfile path.
+	File string
+	// Dockerfile is the Dockerfile's content, as Preflight read it.
 	Dockerfile []byte
 
 	contextDir  string

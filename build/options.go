@@ -1,7 +1,6 @@
 package build
 
 import (
-	"errors"
 	"io"
 	"log/slog"
 
@@ -14,10 +13,6 @@ import (
 	"github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/internal/regclient"
 )
-
-// ErrBaseMismatch is returned when a Windows variant came out with an
-// os.version of another release than the one it was built for.
-var ErrBaseMismatch = errors.New("windows variant built from the base of another release")
 
 // Options describe one build.
 type Options struct {
@@ -44,9 +39,10 @@ type Options struct {
 	// Registry holds the registry settings for base resolution, the tag
 	// check and the merge; nil means the defaults.
 	Registry *regclient.Options
-	// Secrets and SSH are exposed to RUN --mount=type=secret|ssh.
+	// Secrets are exposed to RUN --mount=type=secret.
 	Secrets []secretsprovider.Source
-	SSH     []sshprovider.AgentConfig
+	// SSH are the agents and keys exposed to RUN --mount=type=ssh.
+	SSH []sshprovider.AgentConfig
 	// CacheFrom and CacheTo are BuildKit cache imports and exports. With
 	// several variants a registry ref gets a -VARIANT suffix per variant.
 	CacheFrom, CacheTo []client.CacheOptionsEntry

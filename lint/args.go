@@ -18,11 +18,13 @@ type argEnv struct {
 
 var _ shell.EnvGetter = (*argEnv)(nil)
 
+// Get returns the value of variable k.
 func (e *argEnv) Get(k string) (string, bool) {
 	v, ok := e.values[k]
 	return v, ok
 }
 
+// Keys returns the variable names in the order they were first set.
 func (e *argEnv) Keys() []string { return slices.Clone(e.keys) }
 
 func (e *argEnv) set(k, v string) {
