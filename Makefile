@@ -52,7 +52,7 @@ clean:
 # testdata/fuzz run with every `go test`).
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./platform:FuzzParse ./platform:FuzzParseVersion ./platform:FuzzSelect \
-	./build:FuzzPreflight ./verify:FuzzEvaluate
+	./lint:FuzzPreflight ./verify:FuzzEvaluate
 
 .PHONY: fuzz reliability
 fuzz:

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/registry"
 )
 
@@ -19,7 +19,7 @@ import (
 // pushed by digest; with Nodes, each on its node), and merges them into
 // one index at Tag (a single Linux solve of several platforms is tagged by
 // BuildKit itself, see Plan.tagsDirectly). Preflight findings come back as
-// a *PreflightError before any builder is contacted, except a RUN in a
+// a *lint.Error before any builder is contacted, except a RUN in a
 // Windows stage mapped to a Windows node: that one is checked against the
 // node's workers and dropped when the node is native Windows (see
 // NativeWindows).
@@ -107,22 +107,23 @@ type Plan struct {
 	// Variants are the solves.
 	Variants []Variant
 	// Bases are the final stage's bases per variant, in variant order.
-	Bases [][]FinalBase
+	Bases [][]lint.FinalBase
 	// Assignments are the daemons of the variants, in variant order.
 	Assignments []Assignment
-	// File is the Dockerfile path; Dockerfile its content.
-	File       string
+	// File is the Dockerfile path.
+	File string
+	// Dockerfile is the Dockerfile's content, as Preflight read it.
 	Dockerfile []byte
 
 	contextDir  string
 	syntaxImage string
 	resolved    map[string]ResolvedBase // by base name + platform key
-	findings    [][]Finding             // Preflight's, per variant
+	findings    [][]lint.Finding        // Preflight's, per variant
 }
 
 // Prepare reads the Dockerfile, plans the variants, assigns them to
-// Options.Nodes (AssignNodes) and runs Preflight for each; findings come
-// back as a *PreflightError. It does no I/O beyond
+// Options.Nodes (AssignNodes) and runs lint.Preflight for each; findings
+// come back as a *lint.Error. It does no I/O beyond
 // reading the Dockerfile, so `imgctl lint` and Build share it.
 func Prepare(o Options) (*Plan, error) {
 	file := o.Dockerfile
@@ -142,24 +143,23 @@ func Prepare(o Options) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Variants: vs, Assignments: as, File: file, Dockerfile: dt, contextDir: o.ContextDir, syntaxImage: o.SyntaxImage}
-	var findings []Finding
+	var findings []lint.Finding
 	for _, v := range vs {
-		po := PreflightOptions{Platforms: v.Platforms, BuildArgs: v.BuildArgs, Target: o.Target}
-		fs, err := Preflight(bytes.NewReader(dt), file, po)
+		lo := lint.Options{Platforms: v.Platforms, BuildArgs: v.BuildArgs, Target: o.Target}
+		fs, err := lint.Preflight(bytes.NewReader(dt), file, lo)
 		if err != nil {
 			return nil, err
 		}
 		findings = append(findings, fs...)
 		p.findings = append(p.findings, fs)
-		fb, err := FinalBases(dt, file, po)
+		fb, err := lint.FinalBases(dt, file, lo)
 		if err != nil {
 			return nil, err
 		}
 		p.Bases = append(p.Bases, fb)
 	}
 	if len(findings) > 0 {
-		slices.SortFunc(findings, compareFindings)
-		return p, &PreflightError{Findings: slices.CompactFunc(findings, func(a, b Finding) bool { return a == b })}
+		return p, lint.NewError(findings)
 	}
 	return p, nil
 }

@@ -1,14 +1,13 @@
-// Package build drives BuildKit for imgctl and checks Dockerfiles before a
-// build.
+// Package build drives BuildKit for imgctl: it splits a build into
+// variants, assigns them to BuildKit nodes, solves them and publishes one
+// index.
 //
 // # Preflight
 //
-// Preflight parses a Dockerfile with BuildKit's own parser and resolves the
-// stage graph per target platform; it reports a RUN in a stage that runs on
-// Windows, exec-form instructions that are not valid JSON, and shell-form
-// ENTRYPOINT/CMD in Windows stages. Build runs it for every variant before
-// it contacts the daemon. FinalBases uses the same graph to name the image
-// the final stage is built FROM, per platform.
+// The Dockerfile checks live in package lint. Prepare (and so Build) runs
+// lint.Preflight for every variant before it contacts a daemon, and takes
+// each variant's final bases from lint.FinalBases; findings come back as a
+// *lint.Error.
 //
 // # Variants
 //

@@ -10,29 +10,37 @@ import (
 
 // Metadata is what --metadata-file writes for CI.
 type Metadata struct {
-	Index     MetadataIndex      `json:"index"`
+	// Index is the pushed index.
+	Index MetadataIndex `json:"index"`
+	// Platforms are the images of the index, in index order.
 	Platforms []MetadataPlatform `json:"platforms"`
 }
 
 // MetadataIndex names the pushed index.
 type MetadataIndex struct {
-	// Ref is the tag; Digest the index digest.
-	Ref    string `json:"ref"`
+	// Ref is the tag.
+	Ref string `json:"ref"`
+	// Digest is the index digest.
 	Digest string `json:"digest"`
 }
 
 // MetadataPlatform is one image of the index.
 type MetadataPlatform struct {
 	// Platform is os/arch[/variant], without os.version.
-	Platform  string        `json:"platform"`
-	Digest    string        `json:"digest"`
-	OSVersion string        `json:"os.version,omitempty"`
-	Base      *MetadataBase `json:"base,omitempty"`
+	Platform string `json:"platform"`
+	// Digest is the image manifest's digest.
+	Digest string `json:"digest"`
+	// OSVersion is the index descriptor's os.version (Windows).
+	OSVersion string `json:"os.version,omitempty"`
+	// Base is the final stage's base; nil for FROM scratch.
+	Base *MetadataBase `json:"base,omitempty"`
 }
 
 // MetadataBase is the base image of the final stage.
 type MetadataBase struct {
-	Name   string `json:"name"`
+	// Name is the fully qualified base reference.
+	Name string `json:"name"`
+	// Digest is the base's platform manifest digest.
 	Digest string `json:"digest"`
 }
 

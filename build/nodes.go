@@ -69,25 +69,6 @@ func FormatNodePlatform(p v1.Platform) string {
 	return platform.Format(p)
 }
 
-// ParseNode reads a --node value, PLATFORM=ADDR. A tcp:// node gets tls
-// (the global --tls* flags); other schemes take no TLS settings.
-func ParseNode(s string, tls TLSOptions) (Node, error) {
-	ps, addr, ok := strings.Cut(s, "=")
-	addr = strings.TrimSpace(addr)
-	if !ok || addr == "" {
-		return Node{}, fmt.Errorf("%w: --node %q: want PLATFORM=ADDR", ErrInvalidNode, s)
-	}
-	p, err := ParseNodePlatform(ps)
-	if err != nil {
-		return Node{}, err
-	}
-	b := Builder{Addr: addr, Source: SourceNode}
-	if strings.HasPrefix(addr, "tcp://") {
-		b.TLS = tls
-	}
-	return Node{Platform: p, Builder: b}, nil
-}
-
 // nodeScore is how specifically node platform np selects target platform
 // p: -1 when it does not, else 1 for the OS plus 1 for each of
 // architecture, variant and Windows build that it names.

@@ -23,9 +23,13 @@ type BuilderEntry struct {
 // BuilderTLS are a builders file entry's TLS settings. Relative paths are
 // relative to the builders file.
 type BuilderTLS struct {
-	CA         string `json:"ca,omitempty"`
-	Cert       string `json:"cert,omitempty"`
-	Key        string `json:"key,omitempty"`
+	// CA is the CA bundle that signs the daemon's certificate.
+	CA string `json:"ca,omitempty"`
+	// Cert is the client certificate.
+	Cert string `json:"cert,omitempty"`
+	// Key is the client certificate's key.
+	Key string `json:"key,omitempty"`
+	// ServerName overrides the name checked in the daemon's certificate.
 	ServerName string `json:"server_name,omitempty"`
 }
 

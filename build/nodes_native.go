@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/moby/buildkit/client"
+
+	"github.com/imgctl/imgctl/lint"
 )
 
 // NativeWindows reports whether a daemon runs Windows stages natively, so
@@ -32,25 +34,25 @@ func NativeWindows(a Assignment, workers []*client.WorkerInfo) bool {
 // WaiveRunInWindows returns findings without the run-in-windows-stage ones
 // when native is true (the variant is solved on a native Windows node),
 // else findings unchanged.
-func WaiveRunInWindows(findings []Finding, native bool) []Finding {
+func WaiveRunInWindows(findings []lint.Finding, native bool) []lint.Finding {
 	if !native {
 		return findings
 	}
-	return slices.DeleteFunc(slices.Clone(findings), func(f Finding) bool { return f.Rule == RuleRunInWindowsStage })
+	return slices.DeleteFunc(slices.Clone(findings), func(f lint.Finding) bool { return f.Rule == lint.RuleRunInWindowsStage })
 }
 
-// waivable reports whether err is a *PreflightError that a native Windows
+// waivable reports whether err is a *lint.Error that a native Windows
 // node could still lift: every finding is a RUN in a Windows stage of a
 // variant mapped to a Windows node. Build then contacts the nodes to find
 // out; any other finding stops the build before a daemon is contacted.
 func (p *Plan) waivable(err error) bool {
-	var pe *PreflightError
+	var pe *lint.Error
 	if p == nil || !errors.As(err, &pe) || len(p.findings) != len(p.Assignments) {
 		return false
 	}
 	for i, fs := range p.findings {
 		for _, f := range fs {
-			if f.Rule != RuleRunInWindowsStage || !p.Assignments[i].Windows {
+			if f.Rule != lint.RuleRunInWindowsStage || !p.Assignments[i].Windows {
 				return false
 			}
 		}
@@ -60,9 +62,9 @@ func (p *Plan) waivable(err error) bool {
 
 // applyWaivers drops the run-in-windows-stage findings of the variants
 // whose node is native Windows (workers are per variant) and returns a
-// *PreflightError for what remains, nil when nothing does.
+// *lint.Error for what remains, nil when nothing does.
 func (p *Plan) applyWaivers(workers [][]*client.WorkerInfo) error {
-	var findings []Finding
+	var findings []lint.Finding
 	for i, fs := range p.findings {
 		var ws []*client.WorkerInfo
 		if i < len(workers) {
@@ -73,6 +75,5 @@ func (p *Plan) applyWaivers(workers [][]*client.WorkerInfo) error {
 	if len(findings) == 0 {
 		return nil
 	}
-	slices.SortFunc(findings, compareFindings)
-	return &PreflightError{Findings: slices.CompactFunc(findings, func(a, b Finding) bool { return a == b })}
+	return lint.NewError(findings)
 }

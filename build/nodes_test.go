@@ -11,47 +11,24 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/moby/buildkit/client"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/imgctl/imgctl/lint"
 )
 
+// mustNode makes the node that imgctl build --node PLATFORM=ADDR makes,
+// with the --tls* flags' CA for a tcp:// address.
 func mustNode(t *testing.T, s string) Node {
 	t.Helper()
-	n, err := ParseNode(s, TLSOptions{CACert: "ca.pem"})
+	ps, addr, _ := strings.Cut(s, "=")
+	p, err := ParseNodePlatform(ps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
-}
-
-func TestParseNode(t *testing.T) {
-	for in, want := range map[string]string{
-		"windows=tcp://win:1234":            "windows",
-		"linux/amd64=unix:///run/bk.sock":   "linux/amd64",
-		"linux/arm64/v8=tcp://arm:1234":     "linux/arm64",
-		"ltsc2025=tcp://win25:1234":         "windows/amd64:10.0.26100",
-		"windows/amd64=tcp://win:1234":      "windows/amd64",
-		" Windows = tcp://win:1234":         "windows",
-		"linux/arm/v7=docker-container://x": "linux/arm/v7",
-	} {
-		n, err := ParseNode(in, TLSOptions{})
-		if err != nil {
-			t.Errorf("%q: %v", in, err)
-			continue
-		}
-		if got := FormatNodePlatform(n.Platform); got != want || n.Builder.Source != SourceNode {
-			t.Errorf("%q: platform %q source %q, want %q", in, got, n.Builder.Source, want)
-		}
+	b := Builder{Addr: addr, Source: SourceNode}
+	if strings.HasPrefix(addr, "tcp://") {
+		b.TLS = TLSOptions{CACert: "ca.pem"}
 	}
-	for _, in := range []string{"windows", "windows=", "=tcp://x:1", "linux/amd64/v1/x=tcp://x:1", "Lin ux=tcp://x:1"} {
-		if _, err := ParseNode(in, TLSOptions{}); !errors.Is(err, ErrInvalidNode) {
-			t.Errorf("%q: err = %v, want ErrInvalidNode", in, err)
-		}
-	}
-	if n := mustNode(t, "linux/amd64=unix:///s"); n.Builder.TLS.enabled() {
-		t.Error("a unix:// node took the TLS flags")
-	}
-	if n := mustNode(t, "windows=tcp://win:1234"); n.Builder.TLS.CACert != "ca.pem" {
-		t.Error("a tcp:// node lacks the TLS flags")
-	}
+	return Node{Platform: p, Builder: b}
 }
 
 func testVariants(t *testing.T) []Variant {
@@ -174,8 +151,8 @@ func TestWaiveRunInWindows(t *testing.T) {
 	o := Options{ContextDir: dir, Variants: VariantOptions{Windows: []string{"ltsc2022"}},
 		Nodes: []Node{mustNode(t, "linux=tcp://l:1"), mustNode(t, "windows=tcp://w:1")}}
 	p, err := Prepare(o)
-	var pe *PreflightError
-	if !errors.As(err, &pe) || pe.Findings[0].Rule != RuleRunInWindowsStage || !p.waivable(err) {
+	var pe *lint.Error
+	if !errors.As(err, &pe) || pe.Findings[0].Rule != lint.RuleRunInWindowsStage || !p.waivable(err) {
 		t.Fatalf("Prepare: %v", err)
 	}
 	if err := p.applyWaivers([][]*client.WorkerInfo{workers("linux"), workers("linux")}); !errors.As(err, &pe) {

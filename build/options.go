@@ -1,46 +1,16 @@
 package build
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/session/secrets/secretsprovider"
 	"github.com/moby/buildkit/session/sshforward/sshprovider"
 
-	"github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/registry"
 )
-
-// ErrPreflight is returned (wrapped in a *PreflightError) when the
-// Dockerfile has preflight findings; nothing was solved.
-var ErrPreflight = errors.New("preflight found problems in the Dockerfile")
-
-// ErrBaseMismatch is returned when a Windows variant came out with an
-// os.version of another release than the one it was built for.
-var ErrBaseMismatch = errors.New("windows variant built from the base of another release")
-
-// PreflightError carries the findings that stopped a build.
-type PreflightError struct {
-	Findings []Finding
-}
-
-// Error summarises the findings.
-func (e *PreflightError) Error() string {
-	lines := make([]string, 0, len(e.Findings))
-	for _, f := range e.Findings {
-		lines = append(lines, f.String())
-	}
-	return fmt.Sprintf("%v:\n%s", ErrPreflight, strings.Join(lines, "\n"))
-}
-
-// Unwrap makes errors.Is(err, ErrPreflight) true.
-func (e *PreflightError) Unwrap() error { return ErrPreflight }
 
 // Options describe one build.
 type Options struct {
@@ -67,9 +37,10 @@ type Options struct {
 	// Registry holds the registry settings for base resolution, the tag
 	// check and the merge; nil means the defaults.
 	Registry *registry.Client
-	// Secrets and SSH are exposed to RUN --mount=type=secret|ssh.
+	// Secrets are exposed to RUN --mount=type=secret.
 	Secrets []secretsprovider.Source
-	SSH     []sshprovider.AgentConfig
+	// SSH are the agents and keys exposed to RUN --mount=type=ssh.
+	SSH []sshprovider.AgentConfig
 	// CacheFrom and CacheTo are BuildKit cache imports and exports. With
 	// several variants a registry ref gets a -VARIANT suffix per variant.
 	CacheFrom, CacheTo []client.CacheOptionsEntry
@@ -88,28 +59,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Stderr receives warnings about the Docker config; nil discards.
 	Stderr io.Writer
-}
-
-// PlatformResult is one image of the merged index.
-type PlatformResult struct {
-	// Platform is the index descriptor's platform.
-	Platform v1.Platform
-	// Digest is the manifest digest.
-	Digest v1.Hash
-	// Variant is the name of the solve that built it (linux, ltsc2022...).
-	Variant string
-	// Base is the final stage's base; nil for FROM scratch.
-	Base *ResolvedBase
-}
-
-// Result is what Build published.
-type Result struct {
-	// Index is the merge result: the tag, the index digest and its entries.
-	Index *index.Result
-	// Variants are the solves, in the order they were planned.
-	Variants []Variant
-	// Platforms are the images of the index in index order, attestations left out.
-	Platforms []PlatformResult
 }
 
 func (o *Options) logger() *slog.Logger {

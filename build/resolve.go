@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/registry"
 )
@@ -66,7 +67,7 @@ func (p *Plan) resolveBases(ctx context.Context, rc *registry.Client) error {
 			rb, ok := p.resolved[k]
 			if !ok {
 				var err error
-				if rb, err = pickBase(descs[fb.Name], refs[fb.Name], fb.StagePlatform, false); err != nil {
+				if rb, err = pickBase(descs[fb.Name], refs[fb.Name], fb.StagePlatform); err != nil {
 					return err
 				}
 				p.resolved[k] = rb
@@ -96,7 +97,7 @@ func (p *Plan) baseRepos(rc *registry.Client) []name.Repository {
 	return out
 }
 
-func resolvedKey(fb FinalBase) string {
+func resolvedKey(fb lint.FinalBase) string {
 	return fb.Name + "|" + platform.Key(fb.StagePlatform)
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/imgctl/imgctl/lint"
 )
 
 // TestPins: each resolved final base becomes two named contexts, keyed
@@ -21,14 +22,14 @@ func TestPins(t *testing.T) {
 	amd := v1.Platform{OS: "linux", Architecture: "amd64"}
 	arm := v1.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}
 	win := v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348"}
-	fbs := []FinalBase{
+	fbs := []lint.FinalBase{
 		{Platform: amd, StagePlatform: amd, Name: "127.0.0.1:5000/distroless/static:nonroot"},
 		{Platform: arm, StagePlatform: arm, Name: "golang"},
 		{Platform: win, StagePlatform: win, Name: "mcr.microsoft.com/windows/nanoserver:ltsc2022"},
 		{Platform: amd, StagePlatform: amd, Name: "mcr.microsoft.com/windows/nanoserver@sha256:" + h("d").Hex},
 		{Platform: amd, StagePlatform: amd, Name: ""},
 	}
-	p := &Plan{Bases: [][]FinalBase{fbs}, resolved: map[string]ResolvedBase{}}
+	p := &Plan{Bases: [][]lint.FinalBase{fbs}, resolved: map[string]ResolvedBase{}}
 	for i, fb := range fbs {
 		c := string(rune('a' + i))
 		p.resolved[resolvedKey(fb)] = ResolvedBase{Name: fb.Name, Digest: h(c), top: h(c + "1")}

@@ -6,8 +6,31 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/index"
+	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
 )
+
+// PlatformResult is one image of the merged index.
+type PlatformResult struct {
+	// Platform is the index descriptor's platform.
+	Platform v1.Platform
+	// Digest is the manifest digest.
+	Digest v1.Hash
+	// Variant is the name of the solve that built it (linux, ltsc2022...).
+	Variant string
+	// Base is the final stage's base; nil for FROM scratch.
+	Base *ResolvedBase
+}
+
+// Result is what Build published.
+type Result struct {
+	// Index is the merge result: the tag, the index digest and its entries.
+	Index *index.Result
+	// Variants are the solves, in the order they were planned.
+	Variants []Variant
+	// Platforms are the images of the index in index order, attestations left out.
+	Platforms []PlatformResult
+}
 
 // result matches the index entries to their variants and bases, and checks
 // that every Windows release came out with its own build.
@@ -37,7 +60,7 @@ func (p *Plan) result(res *index.Result, digests []v1.Hash) (*Result, error) {
 // checkRelease refuses a Windows base whose build is not the release's:
 // before solving when the base's os.version is known then, else after
 // (checkBuilt).
-func checkRelease(v Variant, fb FinalBase, rb ResolvedBase) error {
+func checkRelease(v Variant, fb lint.FinalBase, rb ResolvedBase) error {
 	if v.Release.Build == 0 || fb.StagePlatform.OS != "windows" {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/verify"
 )
@@ -108,14 +109,14 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 		return bo, err
 	}
 	for _, s := range o.secrets {
-		src, err := build.ParseSecret(s)
+		src, err := parseSecret(s)
 		if err != nil {
 			return bo, fmt.Errorf("%w: %w", ErrUsage, err)
 		}
 		bo.Secrets = append(bo.Secrets, src)
 	}
 	for _, s := range o.ssh {
-		c, err := build.ParseSSH(s)
+		c, err := parseSSH(s)
 		if err != nil {
 			return bo, fmt.Errorf("%w: %w", ErrUsage, err)
 		}
@@ -126,7 +127,7 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 		out *[]client.CacheOptionsEntry
 	}{{o.cacheFrom, &bo.CacheFrom}, {o.cacheTo, &bo.CacheTo}} {
 		for _, s := range c.in {
-			e, err := build.ParseCache(s)
+			e, err := parseCache(s)
 			if err != nil {
 				return bo, fmt.Errorf("%w: %w", ErrUsage, err)
 			}
@@ -159,7 +160,7 @@ func (o *buildOptions) run(cmd *cobra.Command, ro *rootOptions, contextDir strin
 	}()
 	res, err := build.Build(ctx, bo)
 	<-drawn
-	if pe := (*build.PreflightError)(nil); errors.As(err, &pe) {
+	if pe := (*lint.Error)(nil); errors.As(err, &pe) {
 		if perr := printFindings(cmd.OutOrStdout(), ro.output, pe.Findings[0].File, pe.Findings); perr != nil {
 			return perr
 		}

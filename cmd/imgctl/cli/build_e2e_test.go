@@ -15,6 +15,7 @@ import (
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/internal/buildtest"
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/lint"
 )
 
 func TestMain(m *testing.M) {
@@ -118,7 +119,7 @@ func (e *e2e) preflightFirst(t *testing.T) {
 	line := 1 + strings.Count(bad[:strings.Index(bad, "RUN mkdir")], "\n")
 	out, stderr, code := run(t, append([]string{"build", "--builder", "unix:///nonexistent/buildkitd.sock",
 		"-t", e.reg.Host() + "/hello:bad", "-f", df}, append(e.baseArgs, e.hello)...)...)
-	want := fmt.Sprintf("%s:%d: [%s]", df, line, build.RuleRunInWindowsStage)
+	want := fmt.Sprintf("%s:%d: [%s]", df, line, lint.RuleRunInWindowsStage)
 	if code != ExitFailed || !strings.Contains(out, want) || strings.Contains(stderr, "nonexistent") {
 		t.Errorf("exit %d, want 1 with %q\nstdout:\n%s\nstderr:\n%s", code, want, out, stderr)
 	}

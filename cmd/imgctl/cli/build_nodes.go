@@ -36,7 +36,7 @@ func (f *nodeFlags) apply(bo *build.Options, tls build.TLSOptions) error {
 		nodes = ns
 	}
 	for _, s := range f.nodes {
-		n, err := build.ParseNode(s, tls)
+		n, err := parseNode(s, tls)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrUsage, err)
 		}
@@ -68,4 +68,23 @@ func replaceNode(nodes []build.Node, n build.Node) []build.Node {
 		}
 	}
 	return append(nodes, n)
+}
+
+// parseNode reads a --node value, PLATFORM=ADDR. A tcp:// node gets tls
+// (the global --tls* flags); other schemes take no TLS settings.
+func parseNode(s string, tls build.TLSOptions) (build.Node, error) {
+	ps, addr, ok := strings.Cut(s, "=")
+	addr = strings.TrimSpace(addr)
+	if !ok || addr == "" {
+		return build.Node{}, fmt.Errorf("%w: --node %q: want PLATFORM=ADDR", build.ErrInvalidNode, s)
+	}
+	p, err := build.ParseNodePlatform(ps)
+	if err != nil {
+		return build.Node{}, err
+	}
+	b := build.Builder{Addr: addr, Source: build.SourceNode}
+	if strings.HasPrefix(addr, "tcp://") {
+		b.TLS = tls
+	}
+	return build.Node{Platform: p, Builder: b}, nil
 }

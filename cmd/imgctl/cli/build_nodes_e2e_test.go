@@ -10,6 +10,7 @@ import (
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/internal/buildtest"
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/lint"
 )
 
 // nodesDockerfile is small on purpose: no RUN, no compile, only COPY.
@@ -80,8 +81,8 @@ func TestBuildNodesE2E(t *testing.T) {
 		df := filepath.Join(t.TempDir(), "Dockerfile")
 		writeFile(t, df, strings.Replace(nodesDockerfile, "COPY hello.txt C:/hello.txt\n", "COPY hello.txt C:/hello.txt\nRUN msiexec /i app.msi\n", 1))
 		out, stderr, code := run(t, append(append([]string{"build", "-t", host + "/multi:run", "-f", df}, nodes...), append(args, ctxDir)...)...)
-		if code != ExitFailed || !strings.Contains(out, "["+build.RuleRunInWindowsStage+"]") {
-			t.Errorf("exit %d, want 1 with %s\nstdout:\n%s\nstderr:\n%s", code, build.RuleRunInWindowsStage, out, stderr)
+		if code != ExitFailed || !strings.Contains(out, "["+lint.RuleRunInWindowsStage+"]") {
+			t.Errorf("exit %d, want 1 with %s\nstdout:\n%s\nstderr:\n%s", code, lint.RuleRunInWindowsStage, out, stderr)
 		}
 		if got := solvedPlatforms(t, windows); len(got) != 1 {
 			t.Errorf("the windows node solved again: %v", got)

@@ -54,3 +54,43 @@ func TestNodeFlags(t *testing.T) {
 		t.Errorf("no nodes: %+v, err %v", bo, err)
 	}
 }
+
+func TestParseNode(t *testing.T) {
+	mustNode := func(t *testing.T, s string) build.Node {
+		t.Helper()
+		n, err := parseNode(s, build.TLSOptions{CACert: "ca.pem"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for in, want := range map[string]string{
+		"windows=tcp://win:1234":            "windows",
+		"linux/amd64=unix:///run/bk.sock":   "linux/amd64",
+		"linux/arm64/v8=tcp://arm:1234":     "linux/arm64",
+		"ltsc2025=tcp://win25:1234":         "windows/amd64:10.0.26100",
+		"windows/amd64=tcp://win:1234":      "windows/amd64",
+		" Windows = tcp://win:1234":         "windows",
+		"linux/arm/v7=docker-container://x": "linux/arm/v7",
+	} {
+		n, err := parseNode(in, build.TLSOptions{})
+		if err != nil {
+			t.Errorf("%q: %v", in, err)
+			continue
+		}
+		if got := build.FormatNodePlatform(n.Platform); got != want || n.Builder.Source != build.SourceNode {
+			t.Errorf("%q: platform %q source %q, want %q", in, got, n.Builder.Source, want)
+		}
+	}
+	for _, in := range []string{"windows", "windows=", "=tcp://x:1", "linux/amd64/v1/x=tcp://x:1", "Lin ux=tcp://x:1"} {
+		if _, err := parseNode(in, build.TLSOptions{}); !errors.Is(err, build.ErrInvalidNode) {
+			t.Errorf("%q: err = %v, want ErrInvalidNode", in, err)
+		}
+	}
+	if n := mustNode(t, "linux/amd64=unix:///s"); n.Builder.TLS != (build.TLSOptions{}) {
+		t.Error("a unix:// node took the TLS flags")
+	}
+	if n := mustNode(t, "windows=tcp://win:1234"); n.Builder.TLS.CACert != "ca.pem" {
+		t.Error("a tcp:// node lacks the TLS flags")
+	}
+}

@@ -16,14 +16,14 @@ import (
 )
 
 // testPackages hold the reliability tests; testRun selects them.
-var testPackages = []string{"./internal/regtest", "./registry", "./cmd/imgctl/cli", "./verify", "./platform", "./build"}
+var testPackages = []string{"./internal/regtest", "./registry", "./cmd/imgctl/cli", "./verify", "./platform", "./build", "./lint"}
 
 const testRun = "Fault|Bearer|Bad|Credentials|HugeIndex|LoadVerify|LintBad|TLS|PlainHTTP|RetryAfter|ManifestTooLarge|DigestMismatch|Retryable|Fuzz"
 
 // fuzzTargets are every go test -fuzz target, by package.
 var fuzzTargets = []fuzzTarget{
 	{"./platform", "FuzzParse"}, {"./platform", "FuzzParseVersion"}, {"./platform", "FuzzSelect"},
-	{"./build", "FuzzPreflight"}, {"./verify", "FuzzEvaluate"},
+	{"./lint", "FuzzPreflight"}, {"./verify", "FuzzEvaluate"},
 }
 
 func main() {

@@ -1,7 +1,6 @@
-package build
+package lint
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -16,9 +15,6 @@ import (
 
 // buildPlatform is the platform of the Linux builder that runs BuildKit.
 var buildPlatform = v1.Platform{OS: "linux", Architecture: "amd64"}
-
-// ErrTargetNotFound is returned (wrapped) when PreflightOptions.Target names no stage.
-var ErrTargetNotFound = errors.New("target stage not found")
 
 // stage is one build stage resolved for one target platform.
 type stage struct {
@@ -39,7 +35,7 @@ type stageGraph struct {
 
 // resolveStages follows dockerfile2llb: expand FROM with the global ARGs, link
 // stages by name or index, and give each stage its effective platform.
-func resolveStages(sts []instructions.Stage, metaArgs []instructions.ArgCommand, escape rune, target v1.Platform, opts PreflightOptions) (*stageGraph, error) {
+func resolveStages(sts []instructions.Stage, metaArgs []instructions.ArgCommand, escape rune, target v1.Platform, opts Options) (*stageGraph, error) {
 	lex := shell.NewLex(escape)
 	tp := platforms.Normalize(ocispecs.Platform{
 		OS: target.OS, Architecture: target.Architecture, Variant: target.Variant, OSVersion: target.OSVersion,

@@ -1,4 +1,4 @@
-package build
+package lint
 
 import (
 	"errors"
@@ -33,16 +33,16 @@ func TestPreflight(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		dockerfile string
-		opts       PreflightOptions
+		opts       Options
 		want       []want
 	}{{
 		name:       "examples/hello passes",
 		dockerfile: string(hello),
-		opts:       PreflightOptions{Platforms: allPlatforms},
+		opts:       Options{Platforms: allPlatforms},
 	}, {
 		name:       "examples/hello with a syntax line passes",
 		dockerfile: "# syntax=docker/dockerfile:1\n" + string(hello),
-		opts:       PreflightOptions{Platforms: allPlatforms},
+		opts:       Options{Platforms: allPlatforms},
 	}, {
 		name: "RUN in final-windows",
 		dockerfile: `ARG WINDOWS_BASE=mcr.microsoft.com/windows/nanoserver:ltsc2022
@@ -55,7 +55,7 @@ ENTRYPOINT ["C:\\app\\hello.exe"]
 FROM alpine AS final-linux
 FROM final-${TARGETOS}
 `,
-		opts: PreflightOptions{Platforms: allPlatforms},
+		opts: Options{Platforms: allPlatforms},
 		want: []want{{RuleRunInWindowsStage, 6, "windows/amd64", "final-windows"}},
 	}, {
 		name: "RUN in a BUILDPLATFORM stage feeding windows passes",
@@ -65,14 +65,14 @@ FROM mcr.microsoft.com/windows/nanoserver:ltsc2022
 COPY --from=build /out/hello.exe /hello.exe
 ENTRYPOINT ["C:\\hello.exe"]
 `,
-		opts: PreflightOptions{Platforms: []v1.Platform{windowsAMD64}},
+		opts: Options{Platforms: []v1.Platform{windowsAMD64}},
 	}, {
 		name: "invalid JSON escape in ENTRYPOINT",
 		dockerfile: `FROM mcr.microsoft.com/windows/nanoserver:ltsc2022
 COPY hello.exe /app/hello.exe
 ENTRYPOINT ["C:\app\hello.exe"]
 `,
-		opts: PreflightOptions{Platforms: []v1.Platform{windowsAMD64}},
+		opts: Options{Platforms: []v1.Platform{windowsAMD64}},
 		want: []want{{RuleInvalidExecForm, 3, "", "stage-0"}},
 	}, {
 		name: "invalid exec form is reported for linux only builds too",
@@ -90,14 +90,14 @@ RUN [ "$HOME" = /root ]
 ENTRYPOINT ["C:\\app\\hello.exe"]
 CMD ["--port", "8080"]
 `,
-		opts: PreflightOptions{Platforms: []v1.Platform{windowsAMD64}},
+		opts: Options{Platforms: []v1.Platform{windowsAMD64}},
 	}, {
 		name: "shell form ENTRYPOINT and CMD in a windows stage",
 		dockerfile: `FROM mcr.microsoft.com/windows/nanoserver:ltsc2022
 ENTRYPOINT C:\app\hello.exe
 CMD C:\app\hello.exe -port 8080
 `,
-		opts: PreflightOptions{Platforms: allPlatforms},
+		opts: Options{Platforms: allPlatforms},
 		want: []want{
 			{RuleShellFormEntrypoint, 2, "windows/amd64", "stage-0"},
 			{RuleShellFormEntrypoint, 3, "windows/amd64", "stage-0"},
@@ -113,7 +113,7 @@ FROM mcr.microsoft.com/windows/nanoserver:ltsc2022 AS final-windows
 COPY --from=build /out/hello /hello.exe
 FROM final-${TARGETOS}
 `,
-		opts: PreflightOptions{Platforms: allPlatforms},
+		opts: Options{Platforms: allPlatforms},
 	}, {
 		name: "COPY --from chain brings a RUN stage into windows",
 		dockerfile: `FROM mcr.microsoft.com/windows/servercore:ltsc2022 AS tools
@@ -126,7 +126,7 @@ COPY --from=staged C:/config.json C:/config.json
 FROM alpine AS final-linux
 FROM final-${TARGETOS}
 `,
-		opts: PreflightOptions{Platforms: allPlatforms},
+		opts: Options{Platforms: allPlatforms},
 		want: []want{{RuleRunInWindowsStage, 2, "windows/amd64", "tools"}},
 	}, {
 		name: "RUN --mount=from a windows stage",
@@ -136,7 +136,7 @@ FROM mcr.microsoft.com/windows/nanoserver:ltsc2022
 FROM --platform=$BUILDPLATFORM alpine AS pack
 RUN --mount=from=gen,target=/gen cp /gen/gen.txt /out.txt
 `,
-		opts: PreflightOptions{Platforms: []v1.Platform{linuxAMD64}},
+		opts: Options{Platforms: []v1.Platform{linuxAMD64}},
 		want: []want{{RuleRunInWindowsStage, 2, "linux/amd64", "gen"}},
 	}, {
 		name: "named target selects the windows stage",
@@ -145,7 +145,7 @@ RUN echo hi
 FROM alpine AS lin
 RUN echo hi
 `,
-		opts: PreflightOptions{Platforms: []v1.Platform{windowsAMD64}, Target: "win"},
+		opts: Options{Platforms: []v1.Platform{windowsAMD64}, Target: "win"},
 		want: []want{{RuleRunInWindowsStage, 2, "windows/amd64", "win"}},
 	}, {
 		name: "named target skips the windows stage",
@@ -154,7 +154,7 @@ RUN echo hi
 FROM --platform=linux/amd64 alpine AS lin
 RUN echo hi
 `,
-		opts: PreflightOptions{Platforms: []v1.Platform{windowsAMD64}, Target: "lin"},
+		opts: Options{Platforms: []v1.Platform{windowsAMD64}, Target: "lin"},
 	}, {
 		name: "multi-line RUN reports its first line",
 		dockerfile: `FROM mcr.microsoft.com/windows/nanoserver:ltsc2022
@@ -167,7 +167,7 @@ RUN <<EOT
 echo heredoc
 EOT
 `,
-		opts: PreflightOptions{Platforms: []v1.Platform{windowsAMD64}},
+		opts: Options{Platforms: []v1.Platform{windowsAMD64}},
 		want: []want{{RuleRunInWindowsStage, 4, "windows/amd64", "stage-0"}, {RuleRunInWindowsStage, 7, "windows/amd64", "stage-0"}},
 	}, {
 		name: "build args pick the base stage",
@@ -177,14 +177,14 @@ FROM mcr.microsoft.com/windows/nanoserver:ltsc2022 AS base-tools
 RUN echo tools
 FROM base-${FLAVOR}
 `,
-		opts: PreflightOptions{Platforms: []v1.Platform{windowsAMD64}, BuildArgs: map[string]string{"FLAVOR": "tools"}},
+		opts: Options{Platforms: []v1.Platform{windowsAMD64}, BuildArgs: map[string]string{"FLAVOR": "tools"}},
 		want: []want{{RuleRunInWindowsStage, 4, "windows/amd64", "base-tools"}},
 	}, {
 		name: "os.version appears in the platform",
 		dockerfile: `FROM mcr.microsoft.com/windows/nanoserver:ltsc2025
 RUN echo hi
 `,
-		opts: PreflightOptions{Platforms: []v1.Platform{
+		opts: Options{Platforms: []v1.Platform{
 			{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348.4297"},
 			{OS: "windows", Architecture: "amd64", OSVersion: "10.0.26100.6584"},
 		}},
@@ -215,17 +215,17 @@ RUN echo hi
 func TestPreflightErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, dockerfile string
-		opts             PreflightOptions
+		opts             Options
 		want             error
 		contains         string
 	}{
-		{"unterminated heredoc", "FROM alpine\nRUN <<EOT\necho hi\n", PreflightOptions{}, ErrInvalidDockerfile, "app/Dockerfile"},
-		{"no FROM", "ARG X=1\n", PreflightOptions{}, ErrInvalidDockerfile, "app/Dockerfile"},
-		{"unknown instruction", "FROM alpine\nFROBNICATE x\n", PreflightOptions{}, ErrInvalidDockerfile, "line 2"},
-		{"SHELL not JSON", "FROM alpine\nSHELL /bin/bash -c\n", PreflightOptions{}, ErrInvalidDockerfile, "SHELL"},
-		{"unknown target", "FROM alpine AS a\n", PreflightOptions{Target: "b"}, ErrTargetNotFound, `"b"`},
-		{"empty base", "ARG BASE\nFROM ${BASE}\n", PreflightOptions{}, ErrInvalidDockerfile, "should not be blank"},
-		{"bad platform", "FROM --platform=nope/x/y/z alpine\n", PreflightOptions{}, ErrInvalidDockerfile, "line 1"},
+		{"unterminated heredoc", "FROM alpine\nRUN <<EOT\necho hi\n", Options{}, ErrInvalidDockerfile, "app/Dockerfile"},
+		{"no FROM", "ARG X=1\n", Options{}, ErrInvalidDockerfile, "app/Dockerfile"},
+		{"unknown instruction", "FROM alpine\nFROBNICATE x\n", Options{}, ErrInvalidDockerfile, "line 2"},
+		{"SHELL not JSON", "FROM alpine\nSHELL /bin/bash -c\n", Options{}, ErrInvalidDockerfile, "SHELL"},
+		{"unknown target", "FROM alpine AS a\n", Options{Target: "b"}, ErrTargetNotFound, `"b"`},
+		{"empty base", "ARG BASE\nFROM ${BASE}\n", Options{}, ErrInvalidDockerfile, "should not be blank"},
+		{"bad platform", "FROM --platform=nope/x/y/z alpine\n", Options{}, ErrInvalidDockerfile, "line 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Preflight(strings.NewReader(tc.dockerfile), "app/Dockerfile", tc.opts)

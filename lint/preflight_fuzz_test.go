@@ -1,4 +1,4 @@
-package build
+package lint
 
 import (
 	"strings"
@@ -23,7 +23,7 @@ func FuzzPreflight(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	opts := PreflightOptions{Platforms: []v1.Platform{
+	opts := Options{Platforms: []v1.Platform{
 		{OS: "linux", Architecture: "amd64"},
 		{OS: "windows", Architecture: "amd64", OSVersion: "10.0.26100.1"},
 	}}

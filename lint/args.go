@@ -1,4 +1,4 @@
-package build
+package lint
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/containerd/platforms"
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
-	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 )
@@ -19,11 +18,13 @@ type argEnv struct {
 
 var _ shell.EnvGetter = (*argEnv)(nil)
 
+// Get returns the value of variable k.
 func (e *argEnv) Get(k string) (string, bool) {
 	v, ok := e.values[k]
 	return v, ok
 }
 
+// Keys returns the variable names in the order they were first set.
 func (e *argEnv) Keys() []string { return slices.Clone(e.keys) }
 
 func (e *argEnv) set(k, v string) {
@@ -36,7 +37,7 @@ func (e *argEnv) set(k, v string) {
 // globalArgs builds the scope FROM lines are expanded in, like dockerfile2llb's
 // defaultArgs and buildMetaArgs: the automatic platform ARGs, then the ARGs
 // before the first FROM, with build args taking precedence.
-func globalArgs(lex *shell.Lex, metaArgs []instructions.ArgCommand, tp ocispecs.Platform, targetName string, opts PreflightOptions) (*argEnv, error) {
+func globalArgs(lex *shell.Lex, metaArgs []instructions.ArgCommand, tp ocispecs.Platform, targetName string, opts Options) (*argEnv, error) {
 	bp := ocispecs.Platform{OS: buildPlatform.OS, Architecture: buildPlatform.Architecture}
 	env := &argEnv{values: map[string]string{}}
 	for _, kv := range [...][2]string{
@@ -78,7 +79,7 @@ func globalArgs(lex *shell.Lex, metaArgs []instructions.ArgCommand, tp ocispecs.
 }
 
 // targetStage is the value of TARGETSTAGE: --target, else the last stage's name.
-func targetStage(sts []instructions.Stage, opts PreflightOptions) string {
+func targetStage(sts []instructions.Stage, opts Options) string {
 	if opts.Target != "" {
 		return opts.Target
 	}
@@ -86,11 +87,4 @@ func targetStage(sts []instructions.Stage, opts PreflightOptions) string {
 		return name
 	}
 	return "default"
-}
-
-func startLine(loc []parser.Range) int {
-	if len(loc) == 0 {
-		return 0
-	}
-	return loc[0].Start.Line
 }

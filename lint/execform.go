@@ -1,4 +1,4 @@
-package build
+package lint
 
 import (
 	"fmt"
@@ -51,15 +51,6 @@ func stageNameOf(from *parser.Node, index int) string {
 		return strings.ToLower(args[2])
 	}
 	return fmt.Sprintf("stage-%d", index)
-}
-
-func isCommand(n *parser.Node, names ...string) bool {
-	for _, name := range names {
-		if strings.EqualFold(n.Value, name) {
-			return true
-		}
-	}
-	return false
 }
 
 // brokenExecForm tells whether n is an ENTRYPOINT, CMD, SHELL or RUN whose

@@ -1,4 +1,4 @@
-package build
+package lint
 
 import (
 	"fmt"

@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/moby/buildkit/client"
+	"github.com/moby/buildkit/session/secrets/secretsprovider"
+	"github.com/moby/buildkit/session/sshforward/sshprovider"
+	"github.com/spf13/pflag"
+
+	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/platform"
+)
+
+// variantFlags are the flags build and lint share: which Dockerfile, which
+// platforms and Windows releases, and the build args.
+type variantFlags struct {
+	file, target, baseTemplate string
+	platforms, windows, bases  []string
+	buildArgs                  []string
+}
+
+func (f *variantFlags) add(fl *pflag.FlagSet) {
+	fl.StringVarP(&f.file, "file", "f", "", "Dockerfile (default CONTEXT/Dockerfile)")
+	fl.StringSliceVar(&f.platforms, "platform", nil, "target platforms (default linux/amd64,linux/arm64,windows/amd64)")
+	fl.StringSliceVar(&f.windows, "windows", nil, "one Windows variant per LTSC release, e.g. ltsc2022,ltsc2025")
+	fl.StringSliceVar(&f.bases, "windows-base", nil, "base per release, RELEASE=REF (sets the WINDOWS_BASE build arg), e.g. ltsc2022=mcr.microsoft.com/windows/nanoserver:ltsc2022")
+	fl.StringVar(&f.baseTemplate, "windows-base-template", "", "base for releases without --windows-base; {ltsc} is replaced (default "+build.DefaultWindowsBaseTemplate+")")
+	fl.StringArrayVar(&f.buildArgs, "build-arg", nil, "build arg KEY=VALUE (KEY alone takes the environment's value), repeatable")
+	fl.StringVar(&f.target, "target", "", "stage to build (default: the last)")
+}
+
+// options turns the flags into build options; errors wrap ErrUsage.
+func (f *variantFlags) options(contextDir string) (build.Options, error) {
+	o := build.Options{ContextDir: contextDir, Dockerfile: f.file, Target: f.target}
+	var err error
+	if o.Variants.Platforms, err = platform.ParseList(f.platforms); err != nil {
+		return o, fmt.Errorf("%w: --platform: %w", ErrUsage, err)
+	}
+	o.Variants.Windows = splitList(f.windows)
+	o.Variants.WindowsBaseTemplate = f.baseTemplate
+	if o.Variants.WindowsBases, err = keyValues("--windows-base", splitList(f.bases), false); err != nil {
+		return o, err
+	}
+	if o.Variants.BuildArgs, err = keyValues("--build-arg", f.buildArgs, true); err != nil {
+		return o, err
+	}
+	if _, err := build.PlanVariants(o.Variants); err != nil {
+		return o, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	return o, nil
+}
+
+// keyValues parses KEY=VALUE flags; with fromEnv, a bare KEY takes its
+// value from the environment (and is left out when unset), as docker does.
+func keyValues(flag string, in []string, fromEnv bool) (map[string]string, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, s := range in {
+		k, v, ok := strings.Cut(s, "=")
+		k = strings.TrimSpace(k)
+		if k == "" || (!ok && !fromEnv) {
+			return nil, fmt.Errorf("%w: %s %q: want KEY=VALUE", ErrUsage, flag, s)
+		}
+		if !ok {
+			if v, ok = os.LookupEnv(k); !ok {
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// parseSecret reads a --secret value: id=ID[,src=PATH|,env=VAR] (type=file
+// or type=env may be given; source= is an alias of src=). With neither src
+// nor env, BuildKit reads the variable ID when it is set, else the file ID.
+func parseSecret(s string) (secretsprovider.Source, error) {
+	var src secretsprovider.Source
+	typ := ""
+	for _, field := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(field), "=")
+		if !ok {
+			return src, fmt.Errorf("%w: --secret %q: %q is not key=value", build.ErrInvalidOptions, s, field)
+		}
+		switch strings.ToLower(k) {
+		case "id":
+			src.ID = v
+		case "src", "source":
+			src.FilePath = v
+		case "env":
+			src.Env = v
+		case "type":
+			typ = v
+		default:
+			return src, fmt.Errorf("%w: --secret %q: unknown key %q", build.ErrInvalidOptions, s, k)
+		}
+	}
+	if src.ID == "" {
+		return src, fmt.Errorf("%w: --secret %q: id is required", build.ErrInvalidOptions, s)
+	}
+	switch {
+	case typ == "env" && src.Env == "":
+		src.Env, src.FilePath = src.FilePath, ""
+		if src.Env == "" {
+			src.Env = src.ID
+		}
+	case typ != "" && typ != "file" && typ != "env":
+		return src, fmt.Errorf("%w: --secret %q: type must be file or env", build.ErrInvalidOptions, s)
+	}
+	return src, nil
+}
+
+// parseSSH reads an --ssh value: default, ID, or ID=PATH[,PATH] where a
+// PATH is an agent socket or a key file. An empty path list means
+// $SSH_AUTH_SOCK.
+func parseSSH(s string) (sshprovider.AgentConfig, error) {
+	id, paths, _ := strings.Cut(strings.TrimSpace(s), "=")
+	if id == "" {
+		return sshprovider.AgentConfig{}, fmt.Errorf("%w: --ssh %q: want ID[=PATH,...]", build.ErrInvalidOptions, s)
+	}
+	c := sshprovider.AgentConfig{ID: id}
+	if paths != "" {
+		c.Paths = strings.Split(paths, ",")
+	}
+	return c, nil
+}
+
+// parseCache reads a --cache-from or --cache-to value: type=TYPE,KEY=VALUE,...
+// or a bare reference, which means type=registry,ref=REFERENCE.
+func parseCache(s string) (client.CacheOptionsEntry, error) {
+	e := client.CacheOptionsEntry{Attrs: map[string]string{}}
+	if !strings.Contains(s, "=") {
+		e.Type, e.Attrs["ref"] = "registry", strings.TrimSpace(s)
+		return e, nil
+	}
+	for _, field := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(field), "=")
+		if !ok || k == "" {
+			return e, fmt.Errorf("%w: cache %q: %q is not key=value", build.ErrInvalidOptions, s, field)
+		}
+		if k == "type" {
+			e.Type = v
+		} else {
+			e.Attrs[k] = v
+		}
+	}
+	if e.Type == "" {
+		return e, fmt.Errorf("%w: cache %q: type is required", build.ErrInvalidOptions, s)
+	}
+	return e, nil
+}

@@ -1,0 +1,42 @@
+package lint
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/google/go-containerregistry/pkg/v1"
+)
+
+// Options select what Preflight checks the Dockerfile for.
+type Options struct {
+	// Platforms are the target platforms; empty means the build platform, linux/amd64.
+	Platforms []v1.Platform
+	// BuildArgs override ARG defaults, as --build-arg does.
+	BuildArgs map[string]string
+	// Target is the stage to build; empty means the last stage.
+	Target string
+}
+
+// Preflight parses a Dockerfile with BuildKit's parser, resolves the stage graph
+// for every target platform the way BuildKit does, and reports the problems that
+// would break a multi-OS build on a Linux builder. file names the Dockerfile in
+// findings and errors. Findings are sorted by line.
+func Preflight(r io.Reader, file string, opts Options) ([]Finding, error) {
+	dt, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	df, err := parseDockerfile(dt, file)
+	if err != nil {
+		return nil, err
+	}
+	findings := df.findings
+	for _, p := range df.targets(opts) {
+		g, err := df.resolve(p, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidDockerfile, file, err)
+		}
+		findings = append(findings, windowsStageFindings(g, file, p, df.skip)...)
+	}
+	return sortFindings(findings), nil
+}
