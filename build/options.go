@@ -69,8 +69,6 @@ func (o *Options) logger() *slog.Logger {
 }
 
 func (o *Options) registry() *registry.Client {
-	if o.Registry == nil {
-		o.Registry = registry.New()
-	}
+	o.Registry = registry.Or(o.Registry)
 	return o.Registry
 }

@@ -27,7 +27,7 @@ type session struct {
 // newSession declares pull scope on the sources and push scope on the
 // target (pull for a dry run, which writes nothing).
 func newSession(o Options, target name.Repository, sources []name.Reference) *session {
-	rc := o.client()
+	rc := registry.Or(o.Registry)
 	pull := make([]name.Repository, 0, len(sources)+1)
 	for _, ref := range sources {
 		pull = append(pull, ref.Context())

@@ -62,10 +62,7 @@ func (g *Gate) Promote(ctx context.Context, src name.Reference, dst name.Tag, o 
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	rc := o.Registry
-	if rc == nil {
-		rc = registry.New()
-	}
+	rc := registry.Or(o.Registry)
 	if g.Registry == nil {
 		g.Registry = rc
 	}

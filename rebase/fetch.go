@@ -37,7 +37,7 @@ type memoEntry struct {
 // once for both; the bases' repositories, known only from the variants'
 // annotations, join the token on first use.
 func newSession(o Options, src name.Reference, target *name.Tag) *session {
-	rc := o.client()
+	rc := registry.Or(o.Registry)
 	var push []name.Repository
 	if target != nil && !o.DryRun {
 		push = append(push, target.Context())

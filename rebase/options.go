@@ -41,13 +41,6 @@ func (o *Options) logger() *slog.Logger {
 	return o.Logger
 }
 
-func (o *Options) client() *registry.Client {
-	if o.Registry == nil {
-		return registry.New()
-	}
-	return o.Registry
-}
-
 func (o *Options) jobs() int {
 	if o.Jobs <= 0 {
 		return DefaultJobs

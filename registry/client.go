@@ -93,6 +93,15 @@ func New(opts ...Option) *Client {
 	return c
 }
 
+// Or returns c, or a new Client with the defaults when c is nil: library
+// options take a Client and work without one.
+func Or(c *Client) *Client {
+	if c == nil {
+		return New()
+	}
+	return c
+}
+
 // Requests returns how many HTTP requests this client has sent.
 func (c *Client) Requests() int64 { return c.requests.Load() }
 

@@ -32,11 +32,7 @@ func (c *Client) Get(ctx context.Context, ref name.Reference) (*remote.Descripto
 // Head returns the digest ref points at, or nil when it does not exist (a
 // 404). It is the one "check a tag" of imgctl: one HEAD request.
 func (c *Client) Head(ctx context.Context, ref name.Reference) (*v1.Hash, error) {
-	opts, err := c.Remote(ctx, ref.Context())
-	if err != nil {
-		return nil, err
-	}
-	d, err := remote.Head(ref, opts...)
+	d, err := c.head(ctx, ref)
 	if IsNotFound(err) {
 		return nil, nil
 	}
@@ -116,13 +112,17 @@ func (c *Client) Layer(ctx context.Context, ref name.Digest) (v1.Layer, error) {
 // Describe returns the descriptor of the manifest ref points at (media
 // type, digest, size) with one HEAD.
 func (c *Client) Describe(ctx context.Context, ref name.Reference) (*v1.Descriptor, error) {
-	opts, err := c.Remote(ctx, ref.Context())
-	if err != nil {
-		return nil, err
-	}
-	d, err := remote.Head(ref, opts...)
+	d, err := c.head(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("describing %s: %w", ref, err)
 	}
 	return d, nil
+}
+
+func (c *Client) head(ctx context.Context, ref name.Reference) (*v1.Descriptor, error) {
+	opts, err := c.Remote(ctx, ref.Context())
+	if err != nil {
+		return nil, err
+	}
+	return remote.Head(ref, opts...)
 }

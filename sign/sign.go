@@ -37,13 +37,6 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-func (o *Options) client() *registry.Client {
-	if o.Registry == nil {
-		return registry.New()
-	}
-	return o.Registry
-}
-
 func (o *Options) logger() *slog.Logger {
 	if o.Logger == nil {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -62,7 +55,7 @@ type Result struct {
 // With o.Recursive it signs every child too. Signing an already signed
 // manifest again with the same key adds nothing.
 func Sign(ctx context.Context, ref name.Digest, signer signature.SignerVerifier, o Options) (*Result, error) {
-	rc := o.client()
+	rc := registry.Or(o.Registry)
 	o.Registry = rc
 	rc.Scope(nil, []name.Repository{ref.Context()})
 	ropts, err := rc.Remote(ctx, ref.Context())
@@ -119,7 +112,7 @@ func signOne(ctx context.Context, repo name.Repository, se oci.SignedEntity, sig
 	}
 	o.logger().Debug("signed", "digest", d.String())
 	if o.Referrers {
-		if err := writeReferrer(ctx, o.client(), target, se, sig); err != nil {
+		if err := writeReferrer(ctx, o.Registry, target, se, sig); err != nil {
 			return d, err
 		}
 	}

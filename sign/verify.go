@@ -63,10 +63,7 @@ func Verify(ctx context.Context, repo name.Repository, subjects []Subject, keys 
 	if n <= 0 {
 		n = snapshot.DefaultConcurrency
 	}
-	rc := o.Registry
-	if rc == nil {
-		rc = registry.New()
-	}
+	rc := registry.Or(o.Registry)
 	ropts, err := rc.Remote(ctx, repo)
 	if err != nil {
 		return []verify.Finding{{Rule: RuleBadSignature, Severity: verify.Error, Digest: subjects[0].Digest.String(),
