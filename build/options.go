@@ -69,6 +69,8 @@ func (o *Options) logger() *slog.Logger {
 }
 
 func (o *Options) registry() *registry.Client {
-	o.Registry = registry.Or(o.Registry)
+	if o.Registry == nil { // set once, by Build, before any goroutine reads it
+		o.Registry = registry.New()
+	}
 	return o.Registry
 }
