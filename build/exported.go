@@ -74,16 +74,7 @@ func (dc *daemonContent) read(ctx context.Context, d v1.Descriptor, manifest boo
 		}
 		return desc.Manifest, nil
 	}
-	l, err := dc.rc.Layer(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	rc, err := l.Compressed()
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	return io.ReadAll(io.LimitReader(rc, registry.MaxManifestSize+1))
+	return dc.rc.SmallBlob(ctx, ref)
 }
 
 // readDaemon reads d whole from the daemon and checks its digest.

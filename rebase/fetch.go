@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 
@@ -114,16 +113,7 @@ type config struct {
 func (s *session) config(ctx context.Context, img *image) (*config, error) {
 	d := img.manifest.Config.Digest
 	v, err := s.once("blob "+img.repo.Digest(d.String()).String(), func() (any, error) {
-		l, err := s.rc.Layer(ctx, img.repo.Digest(d.String()))
-		if err != nil {
-			return nil, err
-		}
-		rc, err := l.Compressed()
-		if err != nil {
-			return nil, err
-		}
-		defer rc.Close()
-		raw, err := io.ReadAll(rc) // the fetcher verifies the digest at EOF
+		raw, err := s.rc.SmallBlob(ctx, img.repo.Digest(d.String()))
 		if err != nil {
 			return nil, err
 		}

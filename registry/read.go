@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -107,6 +108,29 @@ func (c *Client) Layer(ctx context.Context, ref name.Digest) (v1.Layer, error) {
 		return nil, fmt.Errorf("reading blob %s: %w", ref, err)
 	}
 	return l, nil
+}
+
+// SmallBlob reads blob ref (repository@digest) whole: a config or an
+// attestation payload, at most MaxManifestSize bytes; the content is
+// checked against the digest.
+func (c *Client) SmallBlob(ctx context.Context, ref name.Digest) ([]byte, error) {
+	l, err := c.Layer(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := l.Compressed()
+	if err != nil {
+		return nil, fmt.Errorf("reading blob %s: %w", ref, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, MaxManifestSize+1)) // the fetcher verifies the digest at EOF
+	if err != nil {
+		return nil, fmt.Errorf("reading blob %s: %w", ref, err)
+	}
+	if len(b) > MaxManifestSize {
+		return nil, fmt.Errorf("blob %s: %w: over the %d-byte limit", ref, ErrManifestTooLarge, MaxManifestSize)
+	}
+	return b, nil
 }
 
 // Describe returns the descriptor of the manifest ref points at (media
