@@ -24,7 +24,9 @@ var (
 	ErrPlainHTTP = errors.New("refusing plain HTTP to a registry that is not on loopback (use --insecure)")
 	// ErrTagExists is returned when a tag to publish exists at another
 	// digest and overwriting was not asked for (like
-	// crane.ErrRefusingToClobberExistingTag).
+	// crane.ErrRefusingToClobberExistingTag), and when the registry itself
+	// refuses to change a tag it holds immutable or locked (see
+	// ImmutableTagError).
 	ErrTagExists = errors.New("refusing to overwrite existing tag")
 	// ErrUnexpectedNotFound is returned for a 404 that is not a registry's
 	// "manifest unknown" or "blob unknown": an HTML page (a proxy or load
