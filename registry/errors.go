@@ -28,6 +28,11 @@ var (
 	// refuses to change a tag it holds immutable or locked (see
 	// ImmutableTagError).
 	ErrTagExists = errors.New("refusing to overwrite existing tag")
+	// ErrTagChanged is returned by Publish when the tag, read back right
+	// after imgctl's PUT, no longer holds imgctl's digest: another writer
+	// tagged it in between (see Publish for what this does and does not
+	// catch).
+	ErrTagChanged = errors.New("tag changed concurrently")
 	// ErrUnexpectedNotFound is returned for a 404 that is not a registry's
 	// "manifest unknown" or "blob unknown": an HTML page (a proxy or load
 	// balancer that does not route the request) or an error code that
