@@ -56,7 +56,8 @@ type Promotion struct {
 // tag. An existing dst tag is never overwritten (registry.ErrTagExists)
 // unless it already points at the digest, which is then a verified no-op. A
 // source that fails the gate returns its report and ErrRefused, and nothing
-// is written.
+// is written. Signatures that cannot be read, at the source or at dst, are
+// an error, not a refusal.
 func (g *Gate) Promote(ctx context.Context, src name.Reference, dst name.Tag, o PromoteOptions) (*Promotion, error) {
 	log := o.Logger
 	if log == nil {
@@ -81,7 +82,11 @@ func (g *Gate) Promote(ctx context.Context, src name.Reference, dst name.Tag, o 
 	if err != nil {
 		return pr, fmt.Errorf("%s: %w", pr.Source, err)
 	}
-	pr.Report = g.Check(ctx, src.String(), src.Context(), snap)
+	rep, err := g.Check(ctx, src.String(), src.Context(), snap)
+	if err != nil {
+		return pr, err
+	}
+	pr.Report = rep
 	if !pr.Report.Passed {
 		return pr, fmt.Errorf("%w %s: %d error(s)", ErrRefused, pr.Source, len(pr.Report.Errors()))
 	}
@@ -119,11 +124,12 @@ func (g *Gate) copy(ctx context.Context, rc *registry.Client, cp *registry.Copie
 		return err
 	}
 	pr.Signatures = *cr
-	if len(g.Keys) > 0 {
-		fs := sign.Verify(ctx, dstRepo, sign.Subjects(snap), g.Keys, sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency})
-		if len(fs) > 0 {
-			return fmt.Errorf("%w: %s: %s", ErrUnverifiedCopy, fs[0].Digest, fs[0].Message)
-		}
+	fs, err := g.signatures(ctx, dstRepo, snap)
+	if err != nil {
+		return err
+	}
+	if len(fs) > 0 {
+		return fmt.Errorf("%w: %s: %s", ErrUnverifiedCopy, fs[0].Digest, fs[0].Message)
 	}
 	if st, err := rc.CheckTag(ctx, pr.Target, desc.Digest, false, ""); err != nil {
 		return fmt.Errorf("%w (it appeared while copying)", err)

@@ -28,7 +28,8 @@ tags DST last, once the signatures verify there. The digest never changes.
 DST is never overwritten: when it exists and points at another digest,
 promote exits 2 and writes nothing; when it already points at SRC's digest,
 promote verifies and does nothing else. When SRC fails, promote prints the
-report, exits 1 and writes nothing.`,
+report, exits 1 and writes nothing. A registry or network error, also while
+reading signatures, exits 2.`,
 		Example: `  imgctl promote reg.example.com/app:ci-123 reg.example.com/release/app:1.0 --policy policy.yaml
   imgctl promote staging.example.com/app:1.0 prod.example.com/app:1.0 --key cosign.pub`,
 		Args: cobra.ExactArgs(2),
