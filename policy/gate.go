@@ -81,13 +81,21 @@ func union[T any](a, b []T, key func(T) string) []T {
 // Check evaluates a snapshot of the manifest at s.Digest in repo: verify's
 // rules, the allowed bases, the signatures of the manifest and its children
 // (when the gate has keys, read by digest), then the severity overrides.
-func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *snapshot.Snapshot) *verify.Report {
+// Signatures that cannot be read are an error, not a finding (see
+// sign.Verify): there is then no report.
+func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *snapshot.Snapshot) (*verify.Report, error) {
 	rep := verify.Evaluate(ref, s, g.Verify)
 	rep.Findings = append(rep.Findings, g.Bases.Check(s)...)
-	if len(g.Keys) > 0 {
-		o := sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency}
-		rep.Findings = append(rep.Findings, sign.Verify(ctx, repo, sign.Subjects(s), g.Keys, o)...)
+	fs, err := g.signatures(ctx, repo, s)
+	if err != nil {
+		return nil, err
 	}
+	rep.Findings = append(rep.Findings, fs...)
 	g.Rules.Apply(rep)
-	return rep
+	return rep, nil
+}
+
+// signatures checks the signatures of s in repo with the gate's keys.
+func (g *Gate) signatures(ctx context.Context, repo name.Repository, s *snapshot.Snapshot) ([]verify.Finding, error) {
+	return sign.Verify(ctx, repo, sign.Subjects(s), g.Keys, sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency})
 }

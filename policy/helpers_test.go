@@ -10,7 +10,9 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 
 	"github.com/imgctl/imgctl/internal/signtest"
@@ -62,4 +64,14 @@ func headDigest(t *testing.T, ref name.Reference) *v1.Hash {
 		return nil
 	}
 	return &d.Digest
+}
+
+// loadSnap reads the index ref points at as a snapshot.
+func loadSnap(t *testing.T, ref name.Reference) *snapshot.Snapshot {
+	t.Helper()
+	_, s, err := registry.New().Snapshot(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

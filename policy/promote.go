@@ -43,8 +43,10 @@ type Promotion struct {
 	Target name.Tag
 	Report *verify.Report
 	// Pushed is false when refused and when Target already pointed at
-	// Source.
-	Pushed     bool
+	// Source; the signatures may then still have been copied (Signatures).
+	Pushed bool
+	// Signatures counts the cosign tags and referrers written at the
+	// destination.
 	Signatures registry.ArtifactResult
 }
 
@@ -53,10 +55,13 @@ type Promotion struct {
 // bytes (blobs mounted within a registry, streamed across registries), then
 // the cosign signature, attestation and SBOM tags and the referrers of the
 // manifest and of each child, then, once the signatures verify at dst, the
-// tag. An existing dst tag is never overwritten (registry.ErrTagExists)
-// unless it already points at the digest, which is then a verified no-op. A
-// source that fails the gate returns its report and ErrRefused, and nothing
-// is written.
+// tag. An existing dst tag is never overwritten (registry.ErrTagExists).
+// When it already points at the digest (a re-run, or a plain `crane copy`
+// that copied the index but not its signatures), Promote still makes dst
+// complete, copying the artifacts it lacks and verifying the signatures
+// there, and leaves the tag alone. A source that fails the gate returns
+// its report and ErrRefused, and nothing is written. Signatures that cannot
+// be read, at the source or at dst, are an error, not a refusal.
 func (g *Gate) Promote(ctx context.Context, src name.Reference, dst name.Tag, o PromoteOptions) (*Promotion, error) {
 	log := o.Logger
 	if log == nil {
@@ -81,17 +86,29 @@ func (g *Gate) Promote(ctx context.Context, src name.Reference, dst name.Tag, o 
 	if err != nil {
 		return pr, fmt.Errorf("%s: %w", pr.Source, err)
 	}
-	pr.Report = g.Check(ctx, src.String(), src.Context(), snap)
-	if !pr.Report.Passed {
-		return pr, fmt.Errorf("%w %s: %d error(s)", ErrRefused, pr.Source, len(pr.Report.Errors()))
+	rep, err := g.Check(ctx, src.String(), src.Context(), snap)
+	if err != nil {
+		return pr, err
+	}
+	pr.Report = rep
+	if !rep.Passed {
+		return pr, fmt.Errorf("%w %s: %d error(s)", ErrRefused, pr.Source, len(rep.Errors()))
 	}
 	if st.Same() {
-		log.Debug("target already points at the source", "target", dst.String(), "digest", desc.Digest.String())
-		return pr, nil
+		log.Debug("target already points at the source: completing its artifacts", "target", dst.String(), "digest", desc.Digest.String())
+		return pr, g.complete(ctx, rc, rc.Copier(dst.Context()), desc, pr, snap, log)
 	}
 	idx := registry.RawManifest{Raw: desc.Manifest, Type: desc.MediaType}
 	err = rc.Publish(ctx, dst, idx, func(ctx context.Context, cp *registry.Copier) error {
-		return g.copy(ctx, rc, cp, desc, pr, snap, log)
+		if err := g.complete(ctx, rc, cp, desc, pr, snap, log); err != nil {
+			return err
+		}
+		if st, err := rc.CheckTag(ctx, pr.Target, desc.Digest, false, ""); err != nil {
+			return fmt.Errorf("%w (it appeared while copying)", err)
+		} else if st.Same() {
+			log.Debug("target appeared at the source's digest while copying", "target", pr.Target.String())
+		}
+		return nil
 	})
 	if err != nil {
 		return pr, err
@@ -100,10 +117,17 @@ func (g *Gate) Promote(ctx context.Context, src name.Reference, dst name.Tag, o 
 	return pr, nil
 }
 
-// copy writes everything by digest and checks the signatures at dst; the
-// tag is written after it, by registry.Publish.
-func (g *Gate) copy(ctx context.Context, rc *registry.Client, cp *registry.Copier, desc *remote.Descriptor, pr *Promotion, snap *snapshot.Snapshot, log *slog.Logger) error {
+// complete makes the Copier's repository hold everything of the source
+// digest by digest (the manifest and its children, the cosign tags,
+// the referrers) and checks the signatures there; the tag is written after
+// it, by registry.Publish, or not at all when it already pointed at the
+// digest. Within the source's own repository there is nothing to copy and
+// the gate has just checked the signatures there.
+func (g *Gate) complete(ctx context.Context, rc *registry.Client, cp *registry.Copier, desc *remote.Descriptor, pr *Promotion, snap *snapshot.Snapshot, log *slog.Logger) error {
 	dstRepo := cp.Repository()
+	if dstRepo.Name() == pr.Source.Context().Name() {
+		return nil
+	}
 	if err := cp.Push(ctx, dstRepo.Digest(desc.Digest.String()), desc); err != nil {
 		return fmt.Errorf("copying %s to %s: %w", pr.Source, dstRepo, err)
 	}
@@ -115,20 +139,18 @@ func (g *Gate) copy(ctx context.Context, rc *registry.Client, cp *registry.Copie
 		}
 	}
 	cr, err := rc.CopyArtifacts(ctx, pr.Source.Context(), dstRepo, digests, registry.ArtifactOptions{Merge: sign.Merge(rc)})
+	if cr != nil {
+		pr.Signatures = *cr
+	}
 	if err != nil {
 		return err
 	}
-	pr.Signatures = *cr
-	if len(g.Keys) > 0 {
-		fs := sign.Verify(ctx, dstRepo, sign.Subjects(snap), g.Keys, sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency})
-		if len(fs) > 0 {
-			return fmt.Errorf("%w: %s: %s", ErrUnverifiedCopy, fs[0].Digest, fs[0].Message)
-		}
+	fs, err := g.signatures(ctx, dstRepo, snap)
+	if err != nil {
+		return err
 	}
-	if st, err := rc.CheckTag(ctx, pr.Target, desc.Digest, false, ""); err != nil {
-		return fmt.Errorf("%w (it appeared while copying)", err)
-	} else if st.Same() {
-		log.Debug("target appeared at the source's digest while copying", "target", pr.Target.String())
+	if len(fs) > 0 {
+		return fmt.Errorf("%w: %s: %s", ErrUnverifiedCopy, fs[0].Digest, fs[0].Message)
 	}
 	return nil
 }

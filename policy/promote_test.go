@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"net/http"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -135,5 +136,27 @@ func TestPromote(t *testing.T) {
 				t.Fatalf("the tag moved to %v", got)
 			}
 		})
+	}
+}
+
+// TestPromoteSignatureReadError: a registry that fails the signature read
+// (500 past the retries on the source's .sig tags) is an error of promote,
+// not a refusal of the source, and nothing is written.
+func TestPromoteSignatureReadError(t *testing.T) {
+	t.Setenv(registry.EnvRetryBase, "1ms")
+	ctx := context.Background()
+	k := newKey(t)
+	reg := regtest.New(t)
+	srcRef := pushSigned(t, reg, "ci/app:1", regtest.Must(regtest.MultiOSIndex())(t), &k, false)
+	dst := tag(t, reg, "release/app:1.0")
+	reg.SetMiddleware(regtest.NewFaults(regtest.Fault{Kind: regtest.Fault500, Route: regtest.RouteManifestByTag,
+		Method: http.MethodGet, Suffix: ".sig"}).Middleware)
+	pr, err := gate(t, nil, k.path).Promote(ctx, srcRef, dst, PromoteOptions{})
+	reg.SetMiddleware(nil)
+	if err == nil || errors.Is(err, ErrRefused) || !registry.IsRegistryError(err) {
+		t.Fatalf("Promote: %v, want a registry error, not %v", err, ErrRefused)
+	}
+	if pr.Pushed || pr.Report != nil || headDigest(t, dst) != nil {
+		t.Fatalf("promotion %+v wrote or judged", pr)
 	}
 }

@@ -62,6 +62,9 @@ func TestPlainHTTPOnlyOnLoopback(t *testing.T) {
 // TestRetryAfter: a 429 waits what Retry-After asks, within the cap.
 func TestRetryAfter(t *testing.T) {
 	reg := regtest.New(t)
+	// Repository x exists, so that its missing tag is the registry's
+	// MANIFEST_UNKNOWN (a NAME_UNKNOWN 404 is not absent: see notFound).
+	regtest.MustPush(t, reg.MustRef(t, "x:1"), regtest.Must(regtest.LinuxImage("amd64"))(t))
 	for _, tc := range []struct {
 		retryAfter string
 		cap        time.Duration

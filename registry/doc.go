@@ -16,7 +16,13 @@
 //     with --insecure;
 //   - reads (Get, Head, Describe, Fetch, Snapshot, Layer), writes through a
 //     Copier (one-POST mounts, uploads, exact-bytes PUTs), the tag rule
-//     (CheckTag), Publish (children first, tag last), CopyArtifacts and
-//     PutReferrer;
-//   - the sentinel errors of registry conditions, declared once here.
+//     (CheckTag), Publish (children first, tag last, then one HEAD to read
+//     the tag back: ErrTagChanged), CopyArtifacts and PutReferrer;
+//   - one judgement of what registries answer, in the transport so that
+//     go-containerregistry's and cosign's requests get it too: which 404 is
+//     "absent" (notFound, ErrUnexpectedNotFound) and which refused tag PUT
+//     is the registry's immutability (ImmutableTagError, ErrTagExists);
+//   - the sentinel errors of registry conditions, declared once here, and
+//     IsRegistryError, which tells a failure to talk to a registry from a
+//     judgement of what it served.
 package registry

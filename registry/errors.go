@@ -1,9 +1,13 @@
 package registry
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
@@ -20,8 +24,21 @@ var (
 	ErrPlainHTTP = errors.New("refusing plain HTTP to a registry that is not on loopback (use --insecure)")
 	// ErrTagExists is returned when a tag to publish exists at another
 	// digest and overwriting was not asked for (like
-	// crane.ErrRefusingToClobberExistingTag).
+	// crane.ErrRefusingToClobberExistingTag), and when the registry itself
+	// refuses to change a tag it holds immutable or locked (see
+	// ImmutableTagError).
 	ErrTagExists = errors.New("refusing to overwrite existing tag")
+	// ErrTagChanged is returned by Publish when the tag, read back right
+	// after imgctl's PUT, no longer holds imgctl's digest: another writer
+	// tagged it in between (see Publish for what this does and does not
+	// catch).
+	ErrTagChanged = errors.New("tag changed concurrently")
+	// ErrUnexpectedNotFound is returned for a 404 that is not a registry's
+	// "manifest unknown" or "blob unknown": an HTML page (a proxy or load
+	// balancer that does not route the request) or an error code that
+	// says something else, such as NAME_UNKNOWN. imgctl never takes such
+	// an answer for "absent" (see notFound).
+	ErrUnexpectedNotFound = errors.New("unexpected 404, not a registry's manifest or blob unknown")
 	// ErrNotAnIndex is returned when an operation needs an index and the
 	// reference is a single manifest.
 	ErrNotAnIndex = errors.New("not an index")
@@ -51,8 +68,41 @@ func (e *DigestMismatchError) Error() string {
 // Temporary reports that the request is worth a retry.
 func (e *DigestMismatchError) Temporary() bool { return true }
 
-// IsNotFound reports whether err is a registry's 404.
+// IsNotFound reports whether err is a registry's 404: that the manifest or
+// blob is unknown. Every request goes through the client's transport,
+// which turns a 404 that does not say so into ErrUnexpectedNotFound (see
+// notFound), so a *transport.Error with status 404 is the registry's own
+// "absent".
 func IsNotFound(err error) bool {
 	var terr *transport.Error
 	return errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound
+}
+
+// IsRegistryError reports whether err is a failure to talk to a registry
+// rather than a judgement of what it served: a registry's error answer (a
+// *transport.Error of any status, 404 included), a network or transport
+// failure (a *url.Error from the HTTP client, a net.Error, a cut
+// connection), content that does not match its digest, an oversized
+// manifest, a refused plain-HTTP request, or a cancelled context. The CLI
+// exits 2 for these; a caller that judges content (sign's signature check)
+// returns them as errors instead of findings.
+func IsRegistryError(err error) bool {
+	if err == nil {
+		return false
+	}
+	var (
+		terr *transport.Error
+		nerr net.Error
+		dm   *DigestMismatchError
+	)
+	switch {
+	case errors.As(err, &terr), errors.As(err, &nerr), errors.As(err, &dm):
+		return true
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return true
+	case errors.Is(err, ErrManifestTooLarge), errors.Is(err, ErrPlainHTTP), errors.Is(err, ErrUnexpectedNotFound):
+		return true
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, net.ErrClosed)
 }

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -62,7 +63,41 @@ func TagExistsError(tag name.Tag, have v1.Hash, hint string) error {
 // Copier it is given, and only when it succeeds is idx PUT with its exact
 // bytes at tag. Nothing is tagged unless every child is present. Call
 // CheckTag first.
+//
+// Then Publish reads the tag back with one HEAD and fails with
+// ErrTagChanged when it no longer holds idx's digest. The distribution
+// spec has no conditional manifest PUT (no create-if-absent, no
+// if-match), so two writers of one tag race; with A this run and B another
+// writer of the same tag:
+//   - B's PUT lands before A's tag check: A refuses with ErrTagExists
+//     (CheckTag), unless forced.
+//   - B's PUT lands between A's PUT and A's read-back: A fails with
+//     ErrTagChanged, and does not report a tag it lost. This is what the
+//     read-back adds, and a registry's delete of the tag in that window is
+//     caught the same way.
+//   - B's PUT lands between A's check and A's PUT: A overwrites B. If B is
+//     imgctl and reads back after A's PUT, B fails with ErrTagChanged;
+//     if B read back before, both succeed and B's tag is lost.
+//   - B's PUT lands after A's read-back: A checks, B checks, A PUTs, A reads
+//     back, B PUTs, B reads back; both succeed and A's tag is lost. No
+//     client can catch this.
+//
+// Only the registry can close the window: make release tags immutable
+// there (Harbor tag immutability rules, ECR IMMUTABLE repositories, ACR
+// locks); imgctl maps their refusals to ErrTagExists (ImmutableTagError).
+// The read-back costs one HEAD per publish. A registry that served a
+// stale tag right after a PUT would make Publish fail with ErrTagChanged
+// (exit 2, and a re-run finds the tag at imgctl's digest), never pass
+// wrongly.
 func (c *Client) Publish(ctx context.Context, tag name.Tag, idx Manifest, present func(context.Context, *Copier) error) error {
+	raw, err := idx.RawManifest()
+	if err != nil {
+		return err
+	}
+	want, _, err := v1.SHA256(bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
 	cp := c.Copier(tag.Context())
 	if present != nil {
 		if err := present(ctx, cp); err != nil {
@@ -71,6 +106,16 @@ func (c *Client) Publish(ctx context.Context, tag name.Tag, idx Manifest, presen
 	}
 	if err := cp.Put(ctx, tag, idx); err != nil {
 		return fmt.Errorf("tagging %s: %w", tag, err)
+	}
+	got, err := c.Head(ctx, tag)
+	switch {
+	case err != nil:
+		return fmt.Errorf("reading back %s: %w", tag, err)
+	case got == nil:
+		return fmt.Errorf("%w: %s is gone right after imgctl tagged it %s", ErrTagChanged, tag, want)
+	case *got != want:
+		return fmt.Errorf("%w: %s points at %s right after imgctl tagged it %s: another writer tagged it "+
+			"(make the tag immutable in the registry to prevent that)", ErrTagChanged, tag, got, want)
 	}
 	return nil
 }

@@ -15,7 +15,8 @@ import (
 // 429 or 503 asks for, within a cap; and reads manifests and small blobs
 // whole (see readBody), so that the retries above it see a cut connection,
 // an oversized manifest or content that does not match its digest as an
-// error of the request.
+// error of the request; and judges what a 404 and a refused tag PUT mean
+// (see judge), once for every reader and writer of the run.
 type guardTransport struct {
 	// sent remembers requests with a body that went out once, so that a
 	// retry layer above re-sending the same *http.Request gets a fresh body.
@@ -39,13 +40,29 @@ func (g *guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		wait, ok := retryAfter(resp, g.retryAfterMax)
 		if !ok || attempt == retryAfterResends || !rewindable(r) {
-			return readBody(r, resp)
+			resp, err := readBody(r, resp)
+			return judge(r, resp, err)
 		}
 		resp.Body.Close()
 		if err := sleep(r.Context(), wait); err != nil {
 			return nil, fmt.Errorf("waiting %s to retry %s %s: %w", wait, r.Method, r.URL.Redacted(), err)
 		}
 	}
+}
+
+// judge passes a response on, or returns the error it stands for: a 404
+// that is not a registry's "unknown" (notFound) or a registry's refusal to
+// change a tag it holds immutable (immutableRefusal). Neither is retried.
+func judge(r *http.Request, resp *http.Response, err error) (*http.Response, error) {
+	if err != nil {
+		return nil, err
+	}
+	for _, check := range []func(*http.Request, *http.Response) error{notFound, immutableRefusal} {
+		if err := check(r, resp); err != nil {
+			return nil, err
+		}
+	}
+	return resp, nil
 }
 
 // seen reports whether r, a request with a body, was sent before, and

@@ -69,12 +69,12 @@ func TestCopyArtifacts(t *testing.T) {
 			if st := tc.reg.Stats(); tc.reg == src && !tc.preSigned && st.BlobBytesReceived != 0 {
 				t.Errorf("same-registry copy uploaded %d bytes instead of mounting: %s", st.BlobBytesReceived, st)
 			}
-			if fs := Verify(ctx, dst, Subjects(snap), []Key{pubKey(t, a)}, VerifyOptions{}); len(fs) != 0 {
-				t.Fatalf("copied signatures: %v", fs)
+			if fs, err := Verify(ctx, dst, Subjects(snap), []Key{pubKey(t, a)}, VerifyOptions{}); err != nil || len(fs) != 0 {
+				t.Fatalf("copied signatures: %v, %v", fs, err)
 			}
 			if tc.preSigned {
-				if fs := Verify(ctx, dst, Subjects(snap)[:1], []Key{pubKey(t, b)}, VerifyOptions{}); len(fs) != 0 {
-					t.Fatalf("the signature dst had was lost: %v", fs)
+				if fs, err := Verify(ctx, dst, Subjects(snap)[:1], []Key{pubKey(t, b)}, VerifyOptions{}); err != nil || len(fs) != 0 {
+					t.Fatalf("the signature dst had was lost: %v, %v", fs, err)
 				}
 			}
 			im, err := ociremote.Referrers(dst.Digest(ref.DigestStr()), SignatureArtifactType)

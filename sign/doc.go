@@ -18,14 +18,20 @@
 //
 // # What is checked
 //
-// Verify checks the index (or single image) and every child of an index with
-// cosign.VerifyImageSignatures and cosign's simple claim verifier: the signed
-// payload must name the exact manifest digest, and every key must verify at
-// least one signature. BuildKit attestation manifests are not checked:
-// `cosign sign --recursive` signs them but tools that attach attestations
-// later do not, and their subjects are checked. A nested index is checked
-// itself but its children are not. Verify fails closed: any error while
-// checking is a bad-signature finding of error severity.
+// Verify checks the index (or single image) and every child of an index
+// the way cosign.VerifyImageSignatures does, with cosign's own reader of
+// the sha256-<hex>.sig tag, cosign.VerifyImageSignature and the simple
+// claim verifier: the signed payload must name the exact manifest digest,
+// and every key must verify at least one signature. BuildKit attestation
+// manifests are not checked: `cosign sign --recursive` signs them but tools
+// that attach attestations later do not, and their subjects are checked. A
+// nested index is checked itself but its children are not.
+//
+// Verify fails closed, and tells a policy failure from an infrastructure
+// fault: signatures that were read and are missing or do not verify are
+// findings (unsigned, bad-signature); signatures that could not be read (a
+// registry or network error, see registry.IsRegistryError) are an error,
+// never a pass and never a finding, so that the CLI exits 2, not 1.
 //
 // Copying signatures between repositories is registry.CopyArtifacts;
 // Merge is the hook that merges cosign signature tags there.

@@ -2,8 +2,6 @@ package sign
 
 import (
 	"context"
-	"net/http"
-	"strings"
 	"sync"
 	"testing"
 
@@ -96,7 +94,11 @@ func loadSnapshot(t *testing.T, ref name.Digest) *snapshot.Snapshot {
 
 func verifyRef(t *testing.T, ref name.Digest, keys ...Key) []verify.Finding {
 	t.Helper()
-	return Verify(context.Background(), ref.Context(), Subjects(loadSnapshot(t, ref)), keys, VerifyOptions{})
+	fs, err := Verify(context.Background(), ref.Context(), Subjects(loadSnapshot(t, ref)), keys, VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
 }
 
 // rules returns digest -> rule for each finding.
@@ -119,19 +121,6 @@ func children(t *testing.T, ref name.Digest) []v1.Descriptor {
 		t.Fatal(err)
 	}
 	return im.Manifests
-}
-
-// failing answers 500 to every request whose path contains substr.
-func failing(substr string) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.Contains(r.URL.Path, substr) {
-				http.Error(w, "injected failure", http.StatusInternalServerError)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
 }
 
 func hashOf(t *testing.T, s string) v1.Hash {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sigstore/cosign/v2/pkg/cosign"
 	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
+	"github.com/sigstore/cosign/v2/pkg/oci/static"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/imgctl/imgctl/platform"
@@ -52,13 +53,19 @@ func Subjects(s *snapshot.Snapshot) []Subject {
 // Verify checks that every subject in repo carries a signature that each
 // key verifies, and returns a finding of error severity for each subject and
 // key that fails: RuleUnsigned when the subject has no signature,
-// RuleBadSignature otherwise, including when the check itself failed. It
-// returns no findings when keys is empty.
-func Verify(ctx context.Context, repo name.Repository, subjects []Subject, keys []Key, o VerifyOptions) []verify.Finding {
-	var (
-		mu  sync.Mutex
-		out = make([][]verify.Finding, len(subjects))
-	)
+// RuleBadSignature when it has signatures but none verifies with the key
+// (or they cannot be parsed). It returns no findings when keys is empty.
+//
+// A finding is a judgement of signatures that were read. When they cannot
+// be read (the registry answers an error, 500 or 429 past the retries, a
+// 404 that is not its "manifest unknown"; the connection drops; content
+// does not match its digest; the context ends) Verify returns that error
+// and no findings: an infrastructure fault is not a policy failure, and
+// the CLI exits 2 for it, not 1.
+func Verify(ctx context.Context, repo name.Repository, subjects []Subject, keys []Key, o VerifyOptions) ([]verify.Finding, error) {
+	if len(keys) == 0 || len(subjects) == 0 {
+		return nil, nil
+	}
 	n := o.Concurrency
 	if n <= 0 {
 		n = snapshot.DefaultConcurrency
@@ -66,59 +73,88 @@ func Verify(ctx context.Context, repo name.Repository, subjects []Subject, keys 
 	rc := registry.Or(o.Registry)
 	ropts, err := rc.Remote(ctx, repo)
 	if err != nil {
-		return []verify.Finding{{Rule: RuleBadSignature, Severity: verify.Error, Digest: subjects[0].Digest.String(),
-			Message: fmt.Sprintf("could not check the signatures: %v", err)}}
+		return nil, fmt.Errorf("checking the signatures in %s: %w", repo, err)
 	}
-	var g errgroup.Group
+	var (
+		mu  sync.Mutex
+		out = make([][]verify.Finding, len(subjects))
+	)
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(n)
 	for i, s := range subjects {
 		for _, k := range keys {
 			g.Go(func() error {
-				f := check(ctx, repo, s, k, ropts)
-				if f != nil {
-					mu.Lock()
-					out[i] = append(out[i], *f)
-					mu.Unlock()
+				f, err := check(gctx, repo, s, k, ropts)
+				if err != nil || f == nil {
+					return err
 				}
+				mu.Lock()
+				out[i] = append(out[i], *f)
+				mu.Unlock()
 				return nil
 			})
 		}
 	}
-	_ = g.Wait()
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
 	var all []verify.Finding
 	for _, fs := range out {
 		all = append(all, fs...)
 	}
-	return all
+	return all, nil
 }
 
-// check verifies one subject with one key with cosign's own code, offline.
-func check(ctx context.Context, repo name.Repository, s Subject, k Key, opts []remote.Option) *verify.Finding {
-	ref := repo.Digest(s.Digest.String())
-	co := &cosign.CheckOpts{
-		RegistryClientOpts: []ociremote.Option{ociremote.WithRemoteOptions(opts...), ociremote.WithTargetRepository(repo)},
-		SigVerifier:        k.Verifier,
-		ClaimVerifier:      cosign.SimpleClaimVerifier,
-		IgnoreTlog:         true,
-		IgnoreSCT:          true,
+// check verifies one subject with one key with cosign's own code, offline,
+// as cosign.VerifyImageSignatures does, but reading the signatures itself
+// first: cosign folds an error reading a signature's payload into
+// ErrNoMatchingSignatures as text, and a registry fault would then read as
+// a bad signature. It returns a finding for a signature read and found
+// missing or wrong, and an error when the signatures could not be read.
+func check(ctx context.Context, repo name.Repository, s Subject, k Key, opts []remote.Option) (*verify.Finding, error) {
+	tag := registry.SignatureTag(repo, s.Digest, "sig")
+	finding := func(rule, msg string) *verify.Finding {
+		f := &verify.Finding{Rule: rule, Severity: verify.Error, Digest: s.Digest.String(), Message: msg}
+		if s.Platform != nil {
+			f.Platform = platform.Format(*s.Platform)
+		}
+		return f
 	}
-	_, _, err := cosign.VerifyImageSignatures(ctx, ref, co)
-	if err == nil {
-		return nil
+	readErr := func(err error) (*verify.Finding, error) {
+		if registry.IsRegistryError(err) {
+			return nil, fmt.Errorf("reading the signatures of %s: %w", repo.Digest(s.Digest.String()), err)
+		}
+		return finding(RuleBadSignature, fmt.Sprintf("could not read the signatures at %s: %v", tag, err)), nil
 	}
-	f := &verify.Finding{Rule: RuleBadSignature, Severity: verify.Error, Digest: s.Digest.String()}
-	if s.Platform != nil {
-		f.Platform = platform.Format(*s.Platform)
+	// A 404 of the tag is no signature (cosign's rule); the client's
+	// transport makes sure that only a registry's "manifest unknown" is.
+	sigs, err := ociremote.Signatures(tag, ociremote.WithRemoteOptions(opts...))
+	if err != nil {
+		return readErr(err)
 	}
-	var none *cosign.ErrNoSignaturesFound
-	var nomatch *cosign.ErrNoMatchingSignatures
-	switch {
-	case errors.As(err, &none):
-		f.Rule, f.Message = RuleUnsigned, fmt.Sprintf("no signature: sign it with imgctl sign --key (needs to verify with %s)", k.Name)
-	case errors.As(err, &nomatch):
-		f.Message = fmt.Sprintf("no signature verifies with %s: %v", k.Name, err)
-	default:
-		f.Message = fmt.Sprintf("could not check the signatures with %s: %v", k.Name, err)
+	list, err := sigs.Get()
+	if err != nil {
+		return readErr(err)
 	}
-	return f
+	if len(list) == 0 {
+		return finding(RuleUnsigned, fmt.Sprintf("no signature: sign it with imgctl sign --key (needs to verify with %s)", k.Name)), nil
+	}
+	co := &cosign.CheckOpts{SigVerifier: k.Verifier, ClaimVerifier: cosign.SimpleClaimVerifier, IgnoreTlog: true, IgnoreSCT: true}
+	var errs []error
+	for _, sig := range list {
+		held, err := static.Copy(sig) // reads the payload: the one blob read
+		if err != nil {
+			if registry.IsRegistryError(err) {
+				return readErr(err)
+			}
+			errs = append(errs, err)
+			continue
+		}
+		if _, err := cosign.VerifyImageSignature(ctx, held, s.Digest, co); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		return nil, nil
+	}
+	return finding(RuleBadSignature, fmt.Sprintf("no signature verifies with %s: %v", k.Name, errors.Join(errs...))), nil
 }

@@ -30,6 +30,13 @@ const (
 	FaultCorrupt FaultKind = "corrupt"
 	// FaultSlow delays the response by Fault.Delay.
 	FaultSlow FaultKind = "slow"
+	// FaultAnswer answers Fault.Status with Fault.Body (Content-Type
+	// Fault.ContentType, application/json when empty) instead of the
+	// registry: a real registry's or proxy's answer that the in-process
+	// registry never gives (an immutability refusal, an HTML 404). The
+	// registry never sees the request. It is not in FaultKinds, whose
+	// tables inject transport failures.
+	FaultAnswer FaultKind = "answer"
 )
 
 // FaultKinds lists every kind, in a stable order for tables.
@@ -72,6 +79,10 @@ type Fault struct {
 	RetryAfter string
 	// Delay is the delay of FaultSlow (default 50ms).
 	Delay time.Duration
+	// Status, ContentType and Body are the answer of FaultAnswer.
+	Status      int
+	ContentType string
+	Body        string
 }
 
 // matches reports whether the fault applies to a request's route.

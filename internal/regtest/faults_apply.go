@@ -29,6 +29,17 @@ func (f *Fault) apply(w http.ResponseWriter, req *http.Request, next http.Handle
 		mark()
 		writeError(w, http.StatusTooManyRequests, "TOOMANYREQUESTS", "injected fault 429")
 		return
+	case FaultAnswer:
+		ct := f.ContentType
+		if ct == "" {
+			ct = "application/json"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.Header().Set("Content-Length", strconv.Itoa(len(f.Body)))
+		mark()
+		w.WriteHeader(f.Status)
+		_, _ = w.Write([]byte(f.Body))
+		return
 	case FaultSlow:
 		d := f.Delay
 		if d == 0 {

@@ -177,14 +177,16 @@ func (e *e2e) cachedBuild(t *testing.T) {
 		t.Errorf("compile vertices: %d completed, %d cached; want all cached", compiles, cached)
 	}
 	// The merge reads what the solves pushed from the daemon, not back from
-	// the registry, and PUTs the index once; each base is read once (a
-	// Windows base image's os.version comes from the built config) and
-	// BuildKit does not resolve a pinned base again.
+	// the registry, and PUTs the index once, with one HEAD of the tag before
+	// the solves (the tag rule) and one after the PUT (the read-back that
+	// catches a concurrent writer); each base is read once (a Windows base
+	// image's os.version comes from the built config) and BuildKit does not
+	// resolve a pinned base again.
 	hello, distroless, ns := repoPath(e.reg.Host()+"/hello:2"), repoPath(e.bases.Distroless), repoPath(e.bases.Nanoserver2022)
 	checkRequests(t, &log, []requestCount{
 		{"GET /v2/", 1, true},
 		{"GET " + hello + "/", 0, false},
-		{"HEAD " + hello + "/manifests/2", 1, true},
+		{"HEAD " + hello + "/manifests/2", 2, true},
 		{"PUT " + hello + "/manifests/2", 1, true},
 		{"GET " + distroless + "/manifests/", 1, false},
 		{"HEAD " + distroless + "/", 0, false},

@@ -128,7 +128,7 @@ func (o *indexOptions) run(cmd *cobra.Command, ro *rootOptions,
 }
 
 func (o *indexOptions) options(rc *registry.Client) (io idx.Options, t name.Tag, vo verify.Options, err error) {
-	io = idx.Options{NoAttestations: o.noAttestations, Force: o.force, DryRun: o.dryRun, Jobs: o.jobs}
+	io = idx.Options{NoAttestations: o.noAttestations, Force: o.force, ForceFlag: "--force", DryRun: o.dryRun, Jobs: o.jobs}
 	ref, err := rc.ParseReference(o.tag)
 	t, ok := ref.(name.Tag)
 	if !ok {

@@ -26,9 +26,12 @@ child by its exact bytes (blobs mounted within a registry), the cosign .sig,
 tags DST last, once the signatures verify there. The digest never changes.
 
 DST is never overwritten: when it exists and points at another digest,
-promote exits 2 and writes nothing; when it already points at SRC's digest,
-promote verifies and does nothing else. When SRC fails, promote prints the
-report, exits 1 and writes nothing.`,
+promote exits 2 and writes nothing; when it already points at SRC's digest
+(a re-run, or a plain crane copy that left the signatures behind), promote
+copies the signature, attestation and SBOM tags and referrers DST lacks,
+verifies the signatures there, and leaves the tag as it is. When SRC fails,
+promote prints the report, exits 1 and writes nothing. A registry or network
+error, also while reading signatures, exits 2.`,
 		Example: `  imgctl promote reg.example.com/app:ci-123 reg.example.com/release/app:1.0 --policy policy.yaml
   imgctl promote staging.example.com/app:1.0 prod.example.com/app:1.0 --key cosign.pub`,
 		Args: cobra.ExactArgs(2),
@@ -90,6 +93,11 @@ func printPromotion(cmd *cobra.Command, format string, pr *policy.Promotion) err
 		return err
 	}
 	if !pr.Pushed {
+		if n := pr.Signatures; n.Tags+n.Referrers > 0 {
+			_, err := fmt.Fprintf(w, "%s already points at %s (copied %d signature tags, %d referrers there)\n",
+				pr.Target, pr.Source.DigestStr(), n.Tags, n.Referrers)
+			return err
+		}
 		_, err := fmt.Fprintf(w, "%s already points at %s\n", pr.Target, pr.Source.DigestStr())
 		return err
 	}

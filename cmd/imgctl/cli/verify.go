@@ -62,7 +62,10 @@ network or registry errors.`,
 				return fmt.Errorf("%s: %w", f.Ref, err)
 			}
 			gate.Registry = rc
-			rep := gate.Check(cmd.Context(), f.Ref.String(), f.Ref.Context(), snap)
+			rep, err := gate.Check(cmd.Context(), f.Ref.String(), f.Ref.Context(), snap)
+			if err != nil {
+				return err
+			}
 			mergeNodes(cmd, snap, rep, len(gate.Verify.Targets) > 0)
 			ro.logger(cmd).Info("verify", "ref", f.Ref.String(), "requests", rc.Requests())
 			if ro.verbose {
