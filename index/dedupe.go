@@ -54,7 +54,7 @@ func (s *session) dedupe(images []*Entry) ([]*Entry, error) {
 		}
 	}
 	if len(dups) > 0 {
-		return nil, fmt.Errorf("%w: %s (use prefer newest to keep the newest)", ErrDuplicatePlatform, strings.Join(dups, "; "))
+		return nil, fmt.Errorf("%w: %s (imgctl index create --prefer newest keeps the newest)", ErrDuplicatePlatform, strings.Join(dups, "; "))
 	}
 	return kept, nil
 }
