@@ -124,7 +124,8 @@ type Plan struct {
 // Prepare reads the Dockerfile, plans the variants, assigns them to
 // Options.Nodes (AssignNodes) and runs lint.Preflight for each; findings
 // come back as a *lint.Error. It does no I/O beyond
-// reading the Dockerfile, so `imgctl lint` and Build share it.
+// reading the Dockerfile and what Options.BaseResolver reads, so `imgctl
+// lint` and Build share it.
 func Prepare(o Options) (*Plan, error) {
 	file := o.Dockerfile
 	if file == "" {
@@ -143,9 +144,16 @@ func Prepare(o Options) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Variants: vs, Assignments: as, File: file, Dockerfile: dt, contextDir: o.ContextDir, syntaxImage: o.SyntaxImage}
+	releases := 0
+	for _, v := range vs {
+		if v.Release.Build != 0 {
+			releases++
+		}
+	}
 	var findings []lint.Finding
 	for _, v := range vs {
-		lo := lint.Options{Platforms: v.Platforms, BuildArgs: v.BuildArgs, Target: o.Target}
+		lo := lint.Options{Platforms: v.Platforms, BuildArgs: v.BuildArgs, Target: o.Target,
+			WindowsReleases: releases, Resolve: o.BaseResolver}
 		fs, err := lint.Preflight(bytes.NewReader(dt), file, lo)
 		if err != nil {
 			return nil, err

@@ -27,7 +27,10 @@
 // --build-arg WINDOWS_BASE, that value wins. Each Windows solve asks BuildKit
 // for plain windows/amd64: a requested os.version would replace the base's
 // full os.version in the image config, so TARGETOSVERSION stays empty and
-// WINDOWS_BASE is the way to tell the variants apart. Build refuses a base
+// WINDOWS_BASE is the way to tell the variants apart; Preflight's
+// windows-base-release rule refuses, before anything is solved, a Windows
+// stage that does not take its base from it while several releases are
+// built, or whose base's tag names another release. Build refuses a base
 // whose os.version is not of the variant's release: before solving when
 // the base is an index (its descriptors say), else from the built config,
 // before anything is tagged.

@@ -9,6 +9,7 @@ import (
 	"github.com/moby/buildkit/session/secrets/secretsprovider"
 	"github.com/moby/buildkit/session/sshforward/sshprovider"
 
+	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/registry"
 )
 
@@ -29,6 +30,11 @@ type Options struct {
 	Variants VariantOptions
 	// Target is the stage to build; empty means the last one.
 	Target string
+	// BaseResolver, when set, lets Prepare's preflight read from a
+	// registry the platforms of a Windows base whose reference names no
+	// release (imgctl lint --resolve; see lint.Options.Resolve). Build
+	// leaves it nil: it reads its bases anyway, after Prepare.
+	BaseResolver lint.BaseResolver
 	// Tag is where the merged index is pushed; each solve pushes by digest
 	// into Tag's repository.
 	Tag name.Tag

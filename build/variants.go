@@ -9,11 +9,13 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
 )
 
-// WindowsBaseArg is the build arg that carries each Windows variant's base.
-const WindowsBaseArg = "WINDOWS_BASE"
+// WindowsBaseArg is the build arg that carries each Windows variant's base;
+// lint owns the name, since its preflight checks that Windows stages use it.
+const WindowsBaseArg = lint.WindowsBaseArg
 
 // DefaultWindowsBaseTemplate names the base of a Windows variant when
 // neither WindowsBases nor WindowsBaseTemplate does.

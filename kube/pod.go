@@ -19,10 +19,13 @@ var (
 
 // pod is one pod template being checked.
 type pod struct {
-	obj   Object
-	spec  field
-	path  []string
-	class *runtimeClass
+	obj  Object
+	spec field
+	path []string
+	// className is spec.runtimeClassName; class is that RuntimeClass when
+	// it is among the inputs.
+	className string
+	class     *runtimeClass
 	// osName is true when spec.os.name is windows.
 	osName bool
 }
@@ -34,8 +37,8 @@ func (c *wchecker) pod(obj Object) {
 	if !spec.ok() {
 		return
 	}
-	p := &pod{obj: obj, spec: spec, path: sp}
-	if rc, ok := c.classes[str(get(spec.Value, "runtimeClassName").Value)]; ok {
+	p := &pod{obj: obj, spec: spec, path: sp, className: str(get(spec.Value, "runtimeClassName").Value)}
+	if rc, ok := c.classes[p.className]; ok && p.className != "" {
 		p.class = &rc
 	}
 	why := p.windowsReason()
@@ -109,7 +112,8 @@ func (c *wchecker) forbidden(p *pod, ctr string, sc field, names []string, at st
 }
 
 // toleration warns when neither the pod nor its RuntimeClass tolerates the
-// Windows taint.
+// Windows taint. When the pod names a RuntimeClass that is not among the
+// inputs, it says so instead: that class's tolerations are unknown.
 func (c *wchecker) toleration(p *pod, why string) {
 	t := c.o.WindowsTaint
 	if t == (Taint{}) {
@@ -128,6 +132,12 @@ func (c *wchecker) toleration(p *pod, why string) {
 	line := tf.Line()
 	if line == 0 {
 		line = p.spec.Line()
+	}
+	if p.className != "" && p.class == nil {
+		c.add(RuleMissingWindowsToleration, verify.Warning, p.obj, "", get(p.spec.Value, "runtimeClassName").Line(),
+			"RuntimeClass %s not given: pass its manifest to check its tolerations and node selector; "+
+				"the pod lands on Windows (%s) and does not itself tolerate the Windows taint %s", p.className, why, t)
+		return
 	}
 	c.add(RuleMissingWindowsToleration, verify.Warning, p.obj, "", line,
 		"the pod lands on Windows (%s) but neither it nor its RuntimeClass tolerates the Windows taint %s: it stays Pending on tainted Windows nodes; add the toleration or set --windows-taint", why, t)

@@ -213,3 +213,44 @@ func TestParseTaint(t *testing.T) {
 		}
 	}
 }
+
+// TestRuntimeClassNotGiven: a Windows pod without a toleration of its own
+// whose RuntimeClass is among the inputs is judged with the class's
+// tolerations; one whose RuntimeClass is not given says so, at
+// runtimeClassName, instead of blaming the class for a missing toleration.
+func TestRuntimeClassNotGiven(t *testing.T) {
+	noTol := strings.Replace(winPod("runtimeClassName: win", ""), "tolerations:", "x-tolerations:", 1)
+	rcNoTol := strings.Replace(rc2022, "  tolerations: [{key: os, operator: Exists}]\n", "", 1)
+	for _, tc := range []struct {
+		name, in string
+		line     int    // 0: no finding
+		message  string // in the finding's message
+	}{
+		{"given, tolerates", rc2022 + noTol, 0, ""},
+		{"given, does not tolerate", rcNoTol + noTol, 12, "neither it nor its RuntimeClass tolerates the Windows taint os=windows:NoSchedule"},
+		{"not given", noTol, 10, "RuntimeClass win not given: pass its manifest to check its tolerations and node selector"},
+		{"not given, the pod tolerates", winPod("runtimeClassName: win", ""), 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := checkYAML(t, tc.in, WorkloadOptions{WindowsTaint: DefaultWindowsTaint})
+			var got []WorkloadFinding
+			for _, f := range r.Findings {
+				if f.Rule == RuleMissingWindowsToleration {
+					got = append(got, f)
+				}
+			}
+			if tc.line == 0 {
+				if len(got) != 0 {
+					t.Fatalf("findings %+v, want none", got)
+				}
+				return
+			}
+			if len(got) != 1 || got[0].Line != tc.line || got[0].Severity != verify.Warning || !strings.Contains(got[0].Message, tc.message) {
+				t.Fatalf("findings %+v, want one warning at line %d with %q", got, tc.line, tc.message)
+			}
+			if tc.name == "not given" && strings.Contains(got[0].Message, "neither it nor its RuntimeClass") {
+				t.Errorf("message blames the RuntimeClass: %s", got[0].Message)
+			}
+		})
+	}
+}

@@ -17,6 +17,12 @@ const (
 	// RuleShellFormEntrypoint: a shell-form ENTRYPOINT or CMD in a Windows
 	// stage.
 	RuleShellFormEntrypoint = "shell-form-entrypoint"
+	// RuleWindowsBaseRelease: a Windows stage whose base cannot give the
+	// Windows release being built: a FROM that does not use WindowsBaseArg
+	// while several releases are built, a tag that names another release,
+	// or (with Options.Resolve) a base that offers no variant of the
+	// release's build.
+	RuleWindowsBaseRelease = "windows-base-release"
 )
 
 // SeverityError marks a finding that makes the build fail or produce a broken image.

@@ -15,6 +15,16 @@ type Options struct {
 	BuildArgs map[string]string
 	// Target is the stage to build; empty means the last stage.
 	Target string
+	// WindowsReleases is how many Windows releases the build makes from
+	// this Dockerfile (imgctl build --windows), one solve each. With more
+	// than one, every Windows stage must take its base from the
+	// WindowsBaseArg build arg, the only thing their solves differ in.
+	WindowsReleases int
+	// Resolve, when set, reads the platforms of a Windows base whose
+	// reference names no release (a digest, or a tag such as latest), so
+	// that its os.version can be compared with the release being built.
+	// Its errors are returned by Preflight. nil leaves such bases alone.
+	Resolve BaseResolver
 }
 
 // Preflight parses a Dockerfile with BuildKit's parser, resolves the stage graph
@@ -37,6 +47,11 @@ func Preflight(r io.Reader, file string, opts Options) ([]Finding, error) {
 			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidDockerfile, file, err)
 		}
 		findings = append(findings, windowsStageFindings(g, file, p, df.skip)...)
+		fs, err := windowsBaseFindings(g, file, p, opts)
+		if err != nil {
+			return nil, err
+		}
+		findings = append(findings, fs...)
 	}
 	return sortFindings(findings), nil
 }

@@ -189,6 +189,7 @@ RUN echo hi
 			{OS: "windows", Architecture: "amd64", OSVersion: "10.0.26100.6584"},
 		}},
 		want: []want{
+			{RuleWindowsBaseRelease, 1, "windows/amd64:10.0.20348.4297", "stage-0"}, // ltsc2025 base, 20348 built
 			{RuleRunInWindowsStage, 2, "windows/amd64:10.0.20348.4297", "stage-0"},
 			{RuleRunInWindowsStage, 2, "windows/amd64:10.0.26100.6584", "stage-0"},
 		},

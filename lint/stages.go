@@ -23,6 +23,7 @@ type stage struct {
 	st       *instructions.Stage
 	base     *stage
 	baseName string            // the FROM image or stage name after ARG expansion
+	baseArgs map[string]bool   // the variables the FROM names, set or not
 	platform ocispecs.Platform // effective platform that the stage's commands run on
 	deps     []*stage          // base stage, COPY --from and RUN --mount=from stages
 }
@@ -74,14 +75,20 @@ func resolveStages(sts []instructions.Stage, metaArgs []instructions.ArgCommand,
 
 func newStage(lex *shell.Lex, env *argEnv, st *instructions.Stage, i int, tp ocispecs.Platform, byName map[string]*stage) (*stage, error) {
 	line := startLine(st.Location)
-	baseName, _, err := lex.ProcessWord(st.BaseName, env)
+	res, err := lex.ProcessWordWithMatches(st.BaseName, env)
 	if err != nil {
 		return nil, fmt.Errorf("line %d: expanding %q: %w", line, st.BaseName, err)
 	}
+	baseName := res.Result
 	if baseName == "" {
 		return nil, fmt.Errorf("line %d: base name (%s) should not be blank", line, st.BaseName)
 	}
-	s := &stage{index: i, name: st.Name, st: st, baseName: baseName, platform: tp}
+	s := &stage{index: i, name: st.Name, st: st, baseName: baseName, baseArgs: map[string]bool{}, platform: tp}
+	for _, vars := range []map[string]struct{}{res.Matched, res.Unmatched} {
+		for k := range vars {
+			s.baseArgs[k] = true
+		}
+	}
 	if s.name == "" {
 		s.name = fmt.Sprintf("stage-%d", i)
 	}

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,9 +72,21 @@ func TestLint(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != ExitFailed || rep.Passed || rep.File != df {
 		t.Fatalf("json: exit %d, %v\n%s", code, err, out)
 	}
-	// One RUN finding per Windows variant, and the exec-form finding once.
-	if len(rep.Findings) != 3 || rep.Findings[0].Platform == rep.Findings[1].Platform {
-		t.Errorf("findings = %+v", rep.Findings)
+	// The hard-coded base once for the build (two releases, no
+	// ${WINDOWS_BASE}) and once for the ltsc2025 variant it cannot give;
+	// one RUN finding per Windows variant; the exec-form finding once.
+	var got []string
+	for _, f := range rep.Findings {
+		got = append(got, fmt.Sprintf("%d %s %s", f.Line, f.Rule, f.Platform))
+	}
+	if want := []string{
+		"1 windows-base-release ",
+		"1 windows-base-release windows/amd64:10.0.26100",
+		"2 run-in-windows-stage windows/amd64:10.0.20348",
+		"2 run-in-windows-stage windows/amd64:10.0.26100",
+		"3 invalid-exec-form ",
+	}; !slices.Equal(got, want) {
+		t.Errorf("findings = %q\nwant %q", got, want)
 	}
 	if _, stderr, code := run(t, "lint", filepath.Join(dir, "missing")); code != ExitError || !strings.Contains(stderr, "Dockerfile") {
 		t.Errorf("missing context: exit %d %s", code, stderr)

@@ -22,17 +22,26 @@ var ErrNoPassword = errors.New("no password: set COSIGN_PASSWORD or give it on s
 func newKeygenCmd(ro *rootOptions) *cobra.Command {
 	var prefix string
 	cmd := &cobra.Command{
-		Use:   "keygen",
+		Use:   "keygen [PREFIX]",
 		Short: "Make a cosign key pair (PREFIX.key, encrypted, and PREFIX.pub)",
 		Long: `keygen makes an ECDSA P-256 key pair in cosign's own format, as
 cosign generate-key-pair does: the private key encrypted with a password, and
-the public key. The password comes from COSIGN_PASSWORD when it is set (even
-empty), otherwise from a prompt: read without echo on a terminal (twice, to
-confirm), or as one line of stdin. Existing files are never overwritten.`,
+the public key, written to PREFIX.key and PREFIX.pub (default cosign). PREFIX
+may be given as the argument or with --output-key-prefix, cosign's flag; both
+at once must agree. The password comes from COSIGN_PASSWORD when it is set
+(even empty), otherwise from a prompt: read without echo on a terminal (twice,
+to confirm), or as one line of stdin. Existing files are never overwritten.`,
 		Example: `  COSIGN_PASSWORD=... imgctl keygen
+  imgctl keygen release
   imgctl keygen --output-key-prefix release`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if f := cmd.Flags().Lookup("output-key-prefix"); f.Changed && prefix != args[0] {
+					return fmt.Errorf("%w: PREFIX %q and --output-key-prefix %q differ: give one of them", ErrUsage, args[0], prefix)
+				}
+				prefix = args[0]
+			}
 			pw, err := password(cmd, true)
 			if err != nil {
 				return err

@@ -5,24 +5,33 @@ import (
 	"fmt"
 	"io"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/lint"
+	"github.com/imgctl/imgctl/registry"
 )
 
 func newLintCmd(ro *rootOptions) *cobra.Command {
 	f := &variantFlags{}
+	var resolve bool
 	cmd := &cobra.Command{
 		Use:   "lint [CONTEXT]",
 		Short: "Check a Dockerfile for problems that break a multi-OS build, without building",
 		Long: `lint runs the checks imgctl build runs before it solves: for every target
 platform and Windows variant it resolves the Dockerfile's stage graph and
 reports RUN in a stage that runs on Windows, exec-form instructions that are not
-valid JSON, and shell-form ENTRYPOINT/CMD in Windows stages. Exit 0 when clean,
-1 on findings, 2 on usage errors or an unreadable Dockerfile.`,
+valid JSON, shell-form ENTRYPOINT/CMD in Windows stages, and Windows bases that
+cannot give the release being built: a FROM that does not use ${WINDOWS_BASE}
+while several --windows releases are built, or whose tag names another release
+(ltsc2019/1809, ltsc2022, ltsc2025, 20H2, 10.0.BUILD...). With --resolve, a base
+whose reference names no release (a digest, or a tag such as latest) is read
+from its registry and its os.version compared. Exit 0 when clean, 1 on
+findings, 2 on usage errors, an unreadable Dockerfile or a registry error.`,
 		Example: `  imgctl lint examples/hello
-  imgctl lint -f build/Dockerfile --windows ltsc2022,ltsc2025 --build-arg VERSION=1.0 -o json .`,
+  imgctl lint -f build/Dockerfile --windows ltsc2022,ltsc2025 --build-arg VERSION=1.0 -o json .
+  imgctl lint --windows ltsc2022,ltsc2025 --windows-base-template reg.example.com/nanoserver:{ltsc} --resolve .`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
@@ -32,6 +41,9 @@ valid JSON, and shell-form ENTRYPOINT/CMD in Windows stages. Exit 0 when clean,
 			o, err := f.options(dir)
 			if err != nil {
 				return err
+			}
+			if resolve {
+				o.BaseResolver = baseResolver(cmd, ro.registry())
 			}
 			p, err := build.Prepare(o)
 			var pe *lint.Error
@@ -52,7 +64,47 @@ valid JSON, and shell-form ENTRYPOINT/CMD in Windows stages. Exit 0 when clean,
 		},
 	}
 	f.add(cmd.Flags())
+	cmd.Flags().BoolVar(&resolve, "resolve", false, "read the os.version of Windows bases whose reference names no release (a digest, latest) from their registry")
 	return cmd
+}
+
+// baseResolver reads, for lint --resolve, the platforms a base offers
+// through the run's registry client: an index's child descriptors' (where
+// build picks its base), or a single image's config platform. Each
+// reference is read once per run.
+func baseResolver(cmd *cobra.Command, rc *registry.Client) lint.BaseResolver {
+	read := map[string][]v1.Platform{}
+	return func(s string) ([]v1.Platform, error) {
+		if ps, ok := read[s]; ok {
+			return ps, nil
+		}
+		f, err := fetch(cmd, rc, s)
+		if err != nil {
+			return nil, err
+		}
+		var ps []v1.Platform
+		if f.Index != nil {
+			im, err := f.Index.IndexManifest()
+			if err != nil {
+				return nil, fmt.Errorf("reading %s: %w", s, err)
+			}
+			for _, d := range im.Manifests {
+				if d.Platform != nil {
+					ps = append(ps, *d.Platform)
+				}
+			}
+		} else {
+			cf, err := f.Image.ConfigFile()
+			if err != nil {
+				return nil, fmt.Errorf("reading the config of %s: %w", s, err)
+			}
+			if p := cf.Platform(); p != nil {
+				ps = append(ps, *p)
+			}
+		}
+		read[s] = ps
+		return ps, nil
+	}
 }
 
 // printFindings writes preflight findings as file:line lines, or as JSON

@@ -64,6 +64,7 @@ func NewRootCmd() *cobra.Command {
 		newBasesCmd(o),
 		newRebaseCmd(o),
 		newCheckWorkloadCmd(o),
+		newVersionCmd(o),
 	)
 	return root
 }

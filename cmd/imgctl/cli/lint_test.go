@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/imgctl/imgctl/internal/regtest"
+)
+
+// windowsDockerfile writes a multi-OS Dockerfile whose Windows stage is
+// FROM from (line 4) and returns its path.
+func windowsDockerfile(t *testing.T, from string) string {
+	t.Helper()
+	df := filepath.Join(t.TempDir(), "Dockerfile")
+	body := "ARG WINDOWS_BASE=mcr.microsoft.com/windows/nanoserver:ltsc2022\n" +
+		"FROM --platform=$BUILDPLATFORM golang:1.26 AS build\n" +
+		"RUN go build -o /out/app.exe .\n" +
+		"FROM " + from + " AS final-windows\n" +
+		"COPY --from=build /out/app.exe /app/app.exe\n" +
+		"ENTRYPOINT [\"C:\\\\app\\\\app.exe\"]\n" +
+		"FROM alpine AS final-linux\n" +
+		"FROM final-${TARGETOS}\n"
+	if err := os.WriteFile(df, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return df
+}
+
+// TestLintWindowsBaseRelease: a Windows base that cannot give the release
+// being built is a finding with file:line (exit 1), found by its tag or,
+// with several releases, by not using ${WINDOWS_BASE}; before this rule
+// these passed lint and failed only after the solve.
+func TestLintWindowsBaseRelease(t *testing.T) {
+	for _, tc := range []struct {
+		name, from string
+		args       []string
+		exit       int
+		want       string // in the output, after "Dockerfile:"
+	}{
+		{"nanoserver:ltsc2025 for ltsc2022", "mcr.microsoft.com/windows/nanoserver:ltsc2025", []string{"--windows", "ltsc2022"}, 1,
+			"4: [windows-base-release] stage \"final-windows\" is built FROM mcr.microsoft.com/windows/nanoserver:ltsc2025, whose tag names Windows build 26100 (ltsc2025)"},
+		{"servercore/iis for ltsc2022", "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2025", []string{"--windows", "ltsc2022"}, 1,
+			"4: [windows-base-release]"},
+		{"hard-coded, two releases", "mcr.microsoft.com/windows/nanoserver:ltsc2022", []string{"--windows", "ltsc2022,ltsc2025"}, 1,
+			"4: [windows-base-release] stage \"final-windows\" is built FROM mcr.microsoft.com/windows/nanoserver:ltsc2022, which does not use ${WINDOWS_BASE}"},
+		{"hard-coded, its release", "mcr.microsoft.com/windows/nanoserver:ltsc2022", []string{"--windows", "ltsc2022"}, 0, ""},
+		{"1809 for ltsc2019", "mcr.microsoft.com/windows/servercore:1809", []string{"--windows", "ltsc2019"}, 0, ""},
+		{"${WINDOWS_BASE}, two releases", "${WINDOWS_BASE}", []string{"--windows", "ltsc2022,ltsc2025"}, 0, ""},
+		{"--windows-base of another release", "${WINDOWS_BASE}", []string{"--windows", "ltsc2022,ltsc2025",
+			"--windows-base", "ltsc2022=reg.example.com/nanoserver:10.0.26100.2894"}, 1, "4: [windows-base-release]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			df := windowsDockerfile(t, tc.from)
+			out, errOut, code := run(t, append([]string{"lint", "-f", df, filepath.Dir(df)}, tc.args...)...)
+			if code != tc.exit || !strings.Contains(out, df+":"+tc.want) {
+				t.Errorf("exit %d, want %d with %q\n%s%s", code, tc.exit, tc.want, out, errOut)
+			}
+		})
+	}
+}
+
+// TestLintResolve: with --resolve, a base whose reference names no
+// release is read from the registry (an image's config, an index's
+// descriptors) and compared with the release; a registry error exits 2.
+func TestLintResolve(t *testing.T) {
+	t.Parallel()
+	reg := regtest.New(t)
+	base25 := regtest.Must(regtest.WindowsBaseImage(regtest.OSVersionLTSC2025))(t)
+	nano := push(t, reg, "nanoserver:latest", base25)
+	multi := push(t, reg, "multi:latest", regtest.Must(regtest.MultiOSIndex())(t))
+	byDigest := reg.Host() + "/nanoserver@" + digestOf(t, base25)
+	missing := reg.Host() + "/missing:latest"
+	for _, tc := range []struct {
+		name, from string
+		args       []string
+		exit       int
+		want       string
+	}{
+		{"latest of another release", "${WINDOWS_BASE}", []string{"--windows", "ltsc2022", "--windows-base", "ltsc2022=" + nano, "--resolve"}, 1,
+			"4: [windows-base-release] stage \"final-windows\" is built FROM " + nano + ", whose windows/amd64 os.version is " + regtest.OSVersionLTSC2025},
+		{"latest, not resolved", "${WINDOWS_BASE}", []string{"--windows", "ltsc2022", "--windows-base", "ltsc2022=" + nano}, 0, ""},
+		{"latest of its release", "${WINDOWS_BASE}", []string{"--windows", "ltsc2025", "--windows-base", "ltsc2025=" + nano, "--resolve"}, 0, ""},
+		{"index with both releases", "${WINDOWS_BASE}", []string{"--windows", "ltsc2022,ltsc2025", "--windows-base-template", multi, "--resolve"}, 0, ""},
+		{"digest of another release", byDigest, []string{"--windows", "ltsc2022", "--resolve"}, 1, "4: [windows-base-release]"},
+		{"digest of its release", byDigest, []string{"--windows", "ltsc2025", "--resolve"}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			df := windowsDockerfile(t, tc.from)
+			out, errOut, code := run(t, append([]string{"lint", "-f", df, filepath.Dir(df)}, tc.args...)...)
+			if code != tc.exit || !strings.Contains(out, df+":"+tc.want) {
+				t.Errorf("exit %d, want %d with %q\n%s%s", code, tc.exit, tc.want, out, errOut)
+			}
+		})
+	}
+	df := windowsDockerfile(t, "${WINDOWS_BASE}")
+	out, errOut, code := run(t, "lint", "-f", df, "--windows", "ltsc2022", "--windows-base", "ltsc2022="+missing, "--resolve", "-o", "json", filepath.Dir(df))
+	if code != ExitError || !strings.Contains(errOut, df+":4") || !strings.Contains(errOut, "missing") {
+		t.Errorf("missing base: exit %d, want 2 naming the line and the base\n%s%s", code, out, errOut)
+	}
+}
