@@ -68,7 +68,12 @@ func (o *Options) logger() *slog.Logger {
 	return o.Logger
 }
 
+// registry returns o.Registry, set to a default client first when nil.
+// Build calls it before any solve starts; the solves, which run
+// concurrently, then only read the field.
 func (o *Options) registry() *registry.Client {
-	o.Registry = registry.Or(o.Registry)
+	if o.Registry == nil {
+		o.Registry = registry.New()
+	}
 	return o.Registry
 }
