@@ -70,5 +70,6 @@ fuzz:
 	done
 
 # Fault, bad-input, security and load tests plus fuzzing; writes RELIABILITY.md.
-reliability:
+# The build fault cases run a real buildkitd.
+reliability: deps buildkitd
 	$(GO) run ./internal/tools/reliability -fuzztime $(FUZZTIME) -o RELIABILITY.md
