@@ -360,13 +360,19 @@ func (r *Registry) Root() string { return r.root }
 
 func (r *Registry) logFile() string { return filepath.Join(r.root, "registry.log") }
 
-// LogTail returns the last n lines of the registry's log.
+// LogTail returns the last n lines of the registry's log, leaving out the
+// 404s it logs as errors (every HEAD of a blob or tag that is not there yet).
 func (r *Registry) LogTail(n int) string {
 	dt, err := os.ReadFile(r.logFile())
 	if err != nil {
 		return "(no registry log: " + err.Error() + ")"
 	}
-	lines := strings.Split(strings.TrimRight(string(dt), "\n"), "\n")
+	var lines []string
+	for l := range strings.SplitSeq(strings.TrimRight(string(dt), "\n"), "\n") {
+		if !strings.Contains(l, "http.response.status=404 ") {
+			lines = append(lines, l)
+		}
+	}
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}

@@ -113,8 +113,8 @@ func TestDistIndexCreate(t *testing.T) {
 	target := reg.Host() + "/app:1"
 
 	reg.ResetRequests()
-	out, errOut, code := run(t, append([]string{"index", "create", "-t", target}, srcs...)...)
-	distNoSecret(t, "index create", reg.User(), []string{reg.Password()}, out, errOut)
+	out, errOut, code := run(t, append([]string{"index", "create", "-v", "-t", target}, srcs...)...)
+	distNoSecret(t, "index create -v", reg.User(), []string{reg.Password()}, out, errOut)
 	if code != 0 {
 		t.Fatalf("index create: exit %d\n%s%s", code, out, errOut)
 	}
@@ -326,7 +326,7 @@ func TestDistSignPromote(t *testing.T) {
 
 // TestDistWrongPassword: with a wrong password in the Docker config, or
 // no credentials at all, every command exits 2, names the refusal, writes
-// nothing and prints no secret.
+// nothing and prints no secret, not even with -v.
 func TestDistWrongPassword(t *testing.T) {
 	relFastRetries(t)
 	reg := disttest.New(t, disttest.Options{})
@@ -363,9 +363,9 @@ func TestDistWrongPassword(t *testing.T) {
 		t.Run(creds.name, func(t *testing.T) {
 			disttest.SetDockerConfig(t, reg.Host(), creds.user, creds.password)
 			for _, c := range commands {
-				out, errOut, code := run(t, c.args...)
+				out, errOut, code := run(t, append(c.args, "-v")...) // the debug log too
 				distNoSecret(t, c.name, creds.user, []string{reg.Password(), wrong}, out, errOut)
-				if code != ExitError || !strings.HasPrefix(errOut, "imgctl: ") ||
+				if code != ExitError || !strings.Contains("\n"+errOut, "\nimgctl: ") ||
 					!strings.Contains(errOut, "401") && !strings.Contains(errOut, "UNAUTHORIZED") {
 					t.Errorf("%s: exit %d, want 2 naming the 401\nstdout:\n%s\nstderr:\n%s", c.name, code, out, errOut)
 				}
