@@ -4,7 +4,7 @@ GO       ?= go
 BIN      := bin
 PKGS     := ./...
 
-.PHONY: all build buildkitd deps test lint fmt-check vet fmt bench demo clean
+.PHONY: all build buildkitd registry deps test lint fmt-check vet fmt bench demo clean
 
 all: build
 
@@ -16,6 +16,14 @@ buildkitd: $(BIN)/buildkitd
 $(BIN)/buildkitd: go.mod go.sum
 	$(GO) build -o $(BIN)/buildkitd github.com/moby/buildkit/cmd/buildkitd
 
+# The CNCF distribution registry the tests run against (internal/disttest),
+# from the version pinned by its own tools module, so that its dependencies
+# never move imgctl's go.mod.
+DIST_MOD := internal/tools/distribution
+registry: $(BIN)/registry
+$(BIN)/registry: $(DIST_MOD)/go.mod $(DIST_MOD)/go.sum
+	$(GO) -C $(DIST_MOD) build -o $(CURDIR)/$(BIN)/registry github.com/distribution/distribution/v3/cmd/registry
+
 # System packages the BuildKit tests need: runc for the OCI worker and a
 # static busybox for the synthesised golang build image.
 deps:
@@ -23,7 +31,7 @@ deps:
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y runc busybox-static; fi
 
 # The test command of the README and CI.
-test: deps buildkitd
+test: deps buildkitd registry
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	cd examples/hello && $(GO) vet ./... && $(GO) test -race -count=1 ./...
@@ -62,5 +70,6 @@ fuzz:
 	done
 
 # Fault, bad-input, security and load tests plus fuzzing; writes RELIABILITY.md.
-reliability:
+# The build fault cases run a real buildkitd.
+reliability: deps buildkitd
 	$(GO) run ./internal/tools/reliability -fuzztime $(FUZZTIME) -o RELIABILITY.md

@@ -74,8 +74,11 @@ func (o *Options) logger() *slog.Logger {
 	return o.Logger
 }
 
+// registry returns o.Registry, set to a default client first when nil.
+// Build calls it before any solve starts; the solves, which run
+// concurrently, then only read the field.
 func (o *Options) registry() *registry.Client {
-	if o.Registry == nil { // set once, by Build, before any goroutine reads it
+	if o.Registry == nil {
 		o.Registry = registry.New()
 	}
 	return o.Registry

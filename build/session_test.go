@@ -1,9 +1,13 @@
 package build
 
 import (
+	"sync"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/moby/buildkit/client"
+
+	"github.com/imgctl/imgctl/registry"
 )
 
 func TestCacheForVariant(t *testing.T) {
@@ -25,4 +29,24 @@ func TestCacheForVariant(t *testing.T) {
 	if one := cacheForVariant(in, "linux", false); one[0].Attrs["ref"] != "reg:5000/app:cache" {
 		t.Errorf("single variant ref = %q", one[0].Attrs["ref"])
 	}
+}
+
+// TestExportAttrsConcurrent: the solves of one build run concurrently and
+// each reads o's registry client for its exporter attributes; under -race
+// this caught registry() writing o.Registry on every call.
+func TestExportAttrsConcurrent(t *testing.T) {
+	tag, err := name.NewTag("127.0.0.1:5000/app:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &Options{Tag: tag, Registry: registry.New()}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if attrs := exportAttrs(o, Variant{}, nil, false); attrs["name"] != "127.0.0.1:5000/app" {
+				t.Errorf("name = %q", attrs["name"])
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -21,7 +21,7 @@ var valuePackages = []string{"platform", "snapshot"}
 
 // harnesses are test harnesses, benchmarks and examples: they stand up
 // registries and count requests, so they may speak HTTP.
-var harnesses = []string{"internal/regtest", "internal/buildtest", "internal/depcheck", "bench", "examples"}
+var harnesses = []string{"internal/regtest", "internal/disttest", "internal/buildtest", "internal/depcheck", "bench", "examples"}
 
 // rules are imgctl's layers (docs/architecture.md).
 func rules() []Rule {

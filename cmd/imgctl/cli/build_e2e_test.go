@@ -103,7 +103,6 @@ func TestBuildE2E(t *testing.T) {
 	t.Run("secrets and ssh reach RUN", e.secretsAndSSH)
 	t.Run("registry cache export and import", e.registryCache)
 	t.Run("TLS builder", e.tlsBuilder)
-	t.Run("registry faults", e.buildFaults)
 	t.Logf("e2e total %s", time.Since(start).Round(time.Millisecond))
 }
 

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/platform"
@@ -75,7 +77,14 @@ func winP(v string) *platform.Platform {
 	return &platform.Platform{OS: "windows", Architecture: "amd64", OSVersion: v}
 }
 
-func push(t *testing.T, reg *regtest.Registry, tag string, x any) string {
+// registryHost is a test registry fixtures push to: regtest's in-process
+// one or disttest's CNCF distribution registry.
+type registryHost interface {
+	Host() string
+	PushTag(s string, x any, opts ...remote.Option) (name.Reference, v1.Hash, error)
+}
+
+func push(t *testing.T, reg registryHost, tag string, x any) string {
 	t.Helper()
 	ref, _, err := reg.PushTag(tag, x)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 
 // indexFixture pushes linux/amd64, linux/arm64 and both LTSC Windows images
 // as single images to src:* and returns their references.
-func indexFixture(t *testing.T, reg *regtest.Registry) []string {
+func indexFixture(t *testing.T, reg registryHost) []string {
 	t.Helper()
 	return []string{
 		push(t, reg, "src:w22", regtest.Must(regtest.WindowsImage(regtest.OSVersionLTSC2022))(t)),

@@ -53,7 +53,7 @@ error, also while reading signatures, exits 2.`,
 			gate.Registry = rc
 			pr, err := gate.Promote(ctx, src, dst, policy.PromoteOptions{Registry: rc, Logger: ro.logger(cmd)})
 			if pr != nil && pr.Report != nil {
-				if perr := printPromotion(cmd, ro.output, pr); perr != nil && err == nil {
+				if perr := printPromotion(cmd, ro.output, pr, err); perr != nil && err == nil {
 					err = perr
 				}
 			}
@@ -81,7 +81,11 @@ func parseTag(parse func(string) (name.Reference, error), s string) (name.Tag, e
 	return t, nil
 }
 
-func printPromotion(cmd *cobra.Command, format string, pr *policy.Promotion) error {
+// printPromotion prints the report and, unless promoting failed with err,
+// what happened to DST: after a failed copy the tag was not written, and
+// pr.Pushed is false for that reason, not because DST already pointed at
+// the source.
+func printPromotion(cmd *cobra.Command, format string, pr *policy.Promotion, err error) error {
 	w := cmd.OutOrStdout()
 	if format == "json" {
 		return writeJSON(w, map[string]any{"source": pr.Source.String(), "target": pr.Target.String(),
@@ -89,18 +93,18 @@ func printPromotion(cmd *cobra.Command, format string, pr *policy.Promotion) err
 			"signatures": map[string]int{"tags": pr.Signatures.Tags, "referrers": pr.Signatures.Referrers},
 			"verify":     pr.Report})
 	}
-	if err := printReport(w, "text", pr.Report); err != nil || !pr.Report.Passed {
-		return err
+	if perr := printReport(w, "text", pr.Report); perr != nil || !pr.Report.Passed || err != nil {
+		return perr
 	}
 	if !pr.Pushed {
 		if n := pr.Signatures; n.Tags+n.Referrers > 0 {
-			_, err := fmt.Fprintf(w, "%s already points at %s (copied %d signature tags, %d referrers there)\n",
+			_, perr := fmt.Fprintf(w, "%s already points at %s (copied %d signature tags, %d referrers there)\n",
 				pr.Target, pr.Source.DigestStr(), n.Tags, n.Referrers)
-			return err
+			return perr
 		}
-		_, err := fmt.Fprintf(w, "%s already points at %s\n", pr.Target, pr.Source.DigestStr())
-		return err
+		_, perr := fmt.Fprintf(w, "%s already points at %s\n", pr.Target, pr.Source.DigestStr())
+		return perr
 	}
-	_, err := fmt.Fprintf(w, "promoted %s to %s (%d signature tags, %d referrers)\n", pr.Source, pr.Target, pr.Signatures.Tags, pr.Signatures.Referrers)
-	return err
+	_, perr := fmt.Fprintf(w, "promoted %s to %s (%d signature tags, %d referrers)\n", pr.Source, pr.Target, pr.Signatures.Tags, pr.Signatures.Referrers)
+	return perr
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,5 +138,24 @@ func TestVerifyPolicy(t *testing.T) {
 		if _, errOut, code := run(t, "verify", ref, "--policy", writePolicy(t, doc)); code != 2 || !strings.Contains(errOut, "invalid policy") {
 			t.Errorf("policy %q: exit %d %s", doc, code, errOut)
 		}
+	}
+}
+
+// TestPromoteCopyFailure: when the copy fails after the gate passed,
+// promote exits 2 and says nothing of DST on stdout; it used to print
+// "DST already points at DIGEST" for a tag it had not written.
+func TestPromoteCopyFailure(t *testing.T) {
+	relFastRetries(t)
+	reg := regtest.New(t)
+	src := push(t, reg, "ci/app:1", regtest.Must(regtest.MultiOSIndex())(t))
+	f := regtest.NewFaults(regtest.Fault{Kind: regtest.Fault500, Route: regtest.RouteManifest, Method: http.MethodPut, Repo: "release/app"})
+	reg.SetMiddleware(f.Middleware)
+	dst := reg.Host() + "/release/app:1"
+	out, errOut, code := run(t, "promote", src, dst)
+	if code != ExitError || f.Injected() == 0 || !strings.Contains(errOut, "500") {
+		t.Fatalf("exit %d, %d faults\n%s%s", code, f.Injected(), out, errOut)
+	}
+	if !strings.Contains(out, "PASSED") || strings.Contains(out, dst) || strings.Contains(out, "promoted") {
+		t.Errorf("stdout must hold the gate's report and nothing about %s:\n%s", dst, out)
 	}
 }

@@ -22,7 +22,7 @@ const (
 // base/distroless:latest, and app:1 built on them (linux/amd64,
 // linux/arm64, windows 26100.33438), each manifest annotated with its base
 // as imgctl build does. It returns the app reference.
-func rebaseFixture(t *testing.T, reg *regtest.Registry) string {
+func rebaseFixture(t *testing.T, reg registryHost) string {
 	t.Helper()
 	win := regtest.Must(regtest.WindowsBaseImage(winJan))(t)
 	lin := linuxBasePair(t, "jan")
@@ -48,7 +48,7 @@ func rebaseFixture(t *testing.T, reg *regtest.Registry) string {
 }
 
 // moveBases publishes new images under both base tags.
-func moveBases(t *testing.T, reg *regtest.Registry, winVersion string) {
+func moveBases(t *testing.T, reg registryHost, winVersion string) {
 	t.Helper()
 	push(t, reg, "base/nanoserver:ltsc2025", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsBaseImage(winVersion))(t)}))
 	lin := linuxBasePair(t, "feb")
