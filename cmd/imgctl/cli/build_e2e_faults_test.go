@@ -10,7 +10,7 @@ import (
 )
 
 // buildFaults: imgctl build's own registry requests survive transient
-// faults (a 503 on the base read, a 429 and a 503 on the index PUT), and a
+// faults (a 503 on the tag check, a 429 and a 503 on the index PUT), and a
 // PUT that keeps failing ends the build with exit 2 and no tag, although
 // every variant was pushed by digest.
 func (e *e2e) buildFaults(t *testing.T) {
@@ -22,7 +22,7 @@ func (e *e2e) buildFaults(t *testing.T) {
 	}
 
 	transient := regtest.NewFaults(
-		regtest.Fault{Kind: regtest.Fault503, Route: regtest.RouteManifestByTag, Method: "GET", Repo: "distroless/static", First: 1},
+		regtest.Fault{Kind: regtest.Fault503, Route: regtest.RouteManifestByTag, Method: "HEAD", Repo: "hello", First: 1},
 		regtest.Fault{Kind: regtest.Fault429, Route: regtest.RouteManifestByTag, Method: "PUT", Repo: "hello", RetryAfter: "0", First: 1},
 		regtest.Fault{Kind: regtest.Fault503, Route: regtest.RouteManifestByTag, Method: "PUT", Repo: "hello", First: 1},
 	)
