@@ -25,9 +25,10 @@
 // REG/nanoserver:{ltsc}, where {ltsc} becomes the release name), else from
 // DefaultWindowsBaseTemplate. With one Windows variant and an explicit
 // --build-arg WINDOWS_BASE, that value wins. Each Windows solve asks BuildKit
-// for plain windows/amd64: a requested os.version would replace the base's
-// full os.version in the image config, so TARGETOSVERSION stays empty and
-// WINDOWS_BASE is the way to tell the variants apart. Build refuses a base
+// for windows/amd64 with its base's full os.version, never the release's
+// 10.0.BUILD, which would replace the base's os.version in the image config
+// (see Resolving the bases); WINDOWS_BASE is what tells the variants apart
+// in the Dockerfile. Build refuses a base
 // whose os.version is not of the variant's release: before solving, from
 // the base's config as the builder resolved it (see Resolving the bases),
 // and again from the built configs, before anything is tagged.
