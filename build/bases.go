@@ -2,54 +2,66 @@ package build
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // ErrBaseNotFound is returned (wrapped) when a base image has no manifest
 // for the platform being built.
 var ErrBaseNotFound = errors.New("base image has no manifest for the platform")
 
-// ErrBaseMismatch is returned when a Windows variant came out with an
-// os.version of another release than the one it was built for.
+// ErrBaseMismatch is returned when a Windows variant would be, or came
+// out, built from the base of another release than its own.
 var ErrBaseMismatch = errors.New("windows variant built from the base of another release")
 
 // ResolvedBase is a base image pinned for one platform.
 type ResolvedBase struct {
 	// Name is the fully qualified reference, e.g. index.docker.io/library/alpine:3.
 	Name string
-	// Digest is the platform manifest's digest (a child's, when Name is an index).
+	// Digest is what the base is pinned to and what the base.digest
+	// annotation records: the digest Name pointed at when the builder
+	// resolved it (an index, or an image), or, when the builder's platform
+	// match would take a child of another Windows build from that index,
+	// the child of the variant's build that imgctl chose instead.
 	Digest v1.Hash
-	// OSVersion is the manifest's os.version (Windows), from its descriptor or config.
+	// OSVersion is the os.version (Windows) of the base's config for the
+	// platform, as the builder returned it.
 	OSVersion string
 
-	top v1.Hash // what Name points at: Digest, or the index holding it
+	top  v1.Hash     // what Name pointed at: Digest, or the index holding it
+	plat v1.Platform // the platform the Dockerfile frontend resolves the base for
 }
 
-// pickBase picks the manifest for p from a fetched base reference: the
-// image itself (its os.version, in its config, is checked after the solve:
-// checkBuilt), or the index child of p's platform (for Windows with an
-// os.version, the same build).
-func pickBase(desc *remote.Descriptor, ref name.Reference, p v1.Platform) (ResolvedBase, error) {
-	rb := ResolvedBase{Name: ref.Name(), Digest: desc.Digest, top: desc.Digest}
-	if desc.MediaType.IsImage() {
-		return rb, nil
+// childOfBuild finds, in a base's raw manifest, the index child of want's
+// platform and, for Windows with an os.version, of its build (revision
+// ignored, attestations skipped), the first one in index order. ok is false
+// when raw is an image, not an index, or when the index has no such child.
+func childOfBuild(raw []byte, want v1.Platform) (child v1.Descriptor, ok bool, err error) {
+	var head struct {
+		MediaType types.MediaType `json:"mediaType"`
+		Manifests json.RawMessage `json:"manifests"`
 	}
-	im, err := v1.ParseIndexManifest(bytes.NewReader(desc.Manifest))
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return v1.Descriptor{}, false, fmt.Errorf("reading base manifest: %w", err)
+	}
+	if !head.MediaType.IsIndex() && (head.MediaType != "" || head.Manifests == nil) {
+		return v1.Descriptor{}, false, nil
+	}
+	im, err := v1.ParseIndexManifest(bytes.NewReader(raw))
 	if err != nil {
-		return ResolvedBase{}, fmt.Errorf("reading base %s: %w", ref, err)
+		return v1.Descriptor{}, false, fmt.Errorf("reading base index: %w", err)
 	}
 	for _, d := range im.Manifests {
-		if d.Platform != nil && platform.SameBuild(p, *d.Platform) {
-			rb.Digest, rb.OSVersion = d.Digest, d.Platform.OSVersion
-			return rb, nil
+		if d.Platform != nil && d.MediaType.IsImage() && !snapshot.IsAttestation(d) && platform.SameBuild(want, *d.Platform) {
+			return d, true, nil
 		}
 	}
-	return ResolvedBase{}, fmt.Errorf("%w: %s for %s", ErrBaseNotFound, ref, platform.Format(p))
+	return v1.Descriptor{}, false, nil
 }

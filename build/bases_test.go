@@ -1,14 +1,14 @@
 package build
 
 import (
-	"context"
-	"errors"
+	"encoding/json"
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/imgctl/imgctl/internal/regtest"
-	"github.com/imgctl/imgctl/registry"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
+
+	"github.com/imgctl/imgctl/internal/regtest"
 )
 
 var (
@@ -49,25 +49,14 @@ func TestBaseAnnotationAttrs(t *testing.T) {
 	}
 }
 
-// TestPickBase: the child of the wanted platform from a base index (for
-// Windows with an os.version, the same build; revision ignored), the image
-// itself for a single image (its os.version is checked after the solve),
-// and ErrBaseNotFound when the index has no such child.
-func TestPickBase(t *testing.T) {
-	ctx := context.Background()
-	reg := regtest.New(t)
+// TestChildOfBuild: the child of the wanted platform from a base index
+// (for Windows with an os.version, the same build, revision ignored; the
+// first in index order, attestations skipped), also from a Docker manifest
+// list; no child for an image or for a build the index lacks.
+func TestChildOfBuild(t *testing.T) {
 	idx := regtest.Must(regtest.MultiOSIndex())(t)
-	ref := reg.MustRef(t, "base:multi")
-	regtest.MustPush(t, ref, idx)
-	im, err := idx.IndexManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc := registry.New()
-	desc, err := rc.Get(ctx, ref)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := regtest.Must(idx.RawManifest())(t)
+	im := regtest.Must(idx.IndexManifest())(t)
 	for _, tc := range []struct {
 		p    v1.Platform
 		want int
@@ -75,25 +64,25 @@ func TestPickBase(t *testing.T) {
 		{v1.Platform{OS: "linux", Architecture: "arm64"}, 1},
 		{v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348"}, 3},
 		{v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.26100.1"}, 2},
+		{windowsAMD64, 2},
 	} {
-		rb, err := pickBase(desc, ref, tc.p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := im.Manifests[tc.want].Digest; rb.Digest != d || rb.Name != ref.Name() || rb.top != desc.Digest {
-			t.Errorf("%v: got %+v, want %s", tc.p, rb, d)
+		d, ok, err := childOfBuild(raw, tc.p)
+		if err != nil || !ok || d.Digest != im.Manifests[tc.want].Digest {
+			t.Errorf("%v: got %s %t %v, want %s", tc.p, d.Digest, ok, err, im.Manifests[tc.want].Digest)
 		}
 	}
-	if _, err := pickBase(desc, ref, v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.17763"}); !errors.Is(err, ErrBaseNotFound) {
-		t.Errorf("ltsc2019: %v, want ErrBaseNotFound", err)
+	if _, ok, err := childOfBuild(raw, v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.17763"}); ok || err != nil {
+		t.Errorf("ltsc2019: %t %v, want no child and no error", ok, err)
 	}
-	single := reg.MustRef(t, "nano:ltsc2022")
-	d := regtest.MustPush(t, single, regtest.Must(regtest.WindowsBaseImage(regtest.OSVersionLTSC2022))(t))
-	sdesc, err := rc.Get(ctx, single)
-	if err != nil {
-		t.Fatal(err)
+	list := regtest.Must(json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": types.DockerManifestList, "manifests": im.Manifests}))(t)
+	if d, ok, err := childOfBuild(list, v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348"}); !ok || err != nil || d.Digest != im.Manifests[3].Digest {
+		t.Errorf("Docker manifest list: %s %t %v", d.Digest, ok, err)
 	}
-	if rb, err := pickBase(sdesc, single, windowsAMD64); err != nil || rb.Digest != d || rb.OSVersion != "" {
-		t.Errorf("single image: %+v %v, want %s with os.version left for after the solve", rb, err, d)
+	img := regtest.Must(regtest.WindowsBaseImage(regtest.OSVersionLTSC2022))(t)
+	if _, ok, err := childOfBuild(regtest.Must(img.RawManifest())(t), windowsAMD64); ok || err != nil {
+		t.Errorf("an image: %t %v, want no child and no error", ok, err)
+	}
+	if _, _, err := childOfBuild([]byte("{"), windowsAMD64); err == nil {
+		t.Error("unreadable manifest: no error")
 	}
 }

@@ -39,7 +39,8 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	// One authenticated transport per registry for the whole build: the
-	// tag check, the base reads and the merge share one handshake.
+	// tag check, the merge and a base read the builder cannot answer (see
+	// baseResolver.readIndex) share one handshake.
 	rc.Scope(p.baseRepos(rc), []name.Repository{o.Tag.Context()})
 	conns, err := p.prepareIO(ctx, &o, rc)
 	if err != nil {
@@ -73,22 +74,23 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	return p.result(res, digests)
 }
 
-// prepareIO does, concurrently, what precedes the solves: the tag check,
-// the base resolution and the connection to every daemon (with the
-// waivers that need its workers). Errors are reported in a fixed order,
-// the one in which these steps once ran one after the other: a taken tag,
-// then the daemons, then the waivers, then the bases. It waits for the
-// base reads even after another step failed, so that no request of this
-// build is still in flight when Build returns. On error it closes what it
-// opened.
+// prepareIO does what precedes the solves: the tag check and, meanwhile,
+// the connection to every daemon, the waivers that need its workers and
+// the base resolution through those daemons (resolveBases). Errors are
+// reported in a fixed order: a taken tag, then the daemons, then the
+// waivers, then the bases. It waits for the tag check even after another
+// step failed, so that no request of this build is still in flight when
+// Build returns. On error it closes what it opened.
 func (p *Plan) prepareIO(ctx context.Context, o *Options, rc *registry.Client) (*connections, error) {
 	var tagErr, baseErr error
 	var wg sync.WaitGroup
 	wg.Go(func() { tagErr = checkTag(ctx, o, rc) })
-	wg.Go(func() { baseErr = p.resolveBases(ctx, rc) })
 	conns, err := p.connect(ctx)
 	if err == nil {
 		err = p.applyWaivers(conns.workers)
+	}
+	if err == nil {
+		baseErr = p.resolveBases(ctx, conns, o, rc)
 	}
 	wg.Wait()
 	for _, e := range []error{tagErr, err, baseErr} {
@@ -117,7 +119,7 @@ type Plan struct {
 
 	contextDir  string
 	syntaxImage string
-	resolved    map[string]ResolvedBase // by base name + platform key
+	resolved    map[string]ResolvedBase // by resolvedKey
 	findings    [][]lint.Finding        // Preflight's, per variant
 }
 

@@ -25,15 +25,56 @@
 // REG/nanoserver:{ltsc}, where {ltsc} becomes the release name), else from
 // DefaultWindowsBaseTemplate. With one Windows variant and an explicit
 // --build-arg WINDOWS_BASE, that value wins. Each Windows solve asks BuildKit
-// for plain windows/amd64: a requested os.version would replace the base's
-// full os.version in the image config, so TARGETOSVERSION stays empty and
-// WINDOWS_BASE is the way to tell the variants apart; Preflight's
-// windows-base-release rule refuses, before anything is solved, a Windows
-// stage that does not take its base from it while several releases are
-// built, or whose base's tag names another release. Build refuses a base
-// whose os.version is not of the variant's release: before solving when
-// the base is an index (its descriptors say), else from the built config,
-// before anything is tagged.
+// for windows/amd64 with its base's full os.version, never the release's
+// 10.0.BUILD, which would replace the base's os.version in the image config
+// (see Resolving the bases); WINDOWS_BASE is what tells the variants apart
+// in the Dockerfile; lint's windows-base-release rule refuses, before
+// anything is solved, a Windows stage that does not take its base from it
+// while several releases are built, or whose base's tag names another
+// release. Build refuses a base
+// whose os.version is not of the variant's release: before solving, from
+// the base's config as the builder resolved it (see Resolving the bases),
+// and again from the built configs, before anything is tagged.
+//
+// # Resolving the bases
+//
+// The builder pulls the bases, so the builder resolves them: a build
+// whose daemon reaches docker.io, gcr.io or mcr.microsoft.com only
+// through the registry mirrors of its buildkitd.toml (an air-gapped site,
+// a pull-through cache against rate limits, a BuildKit pod that reaches
+// registries the CI runner cannot) builds with imgctl as it does with
+// buildctl. Before solving, Build runs on every daemon one internal
+// gateway build (client.Build with SolveOpt.Internal, so not in the
+// daemon's build history) whose function calls ResolveImageConfig for
+// each final base and platform of the variants that daemon builds. The
+// daemon's resolver applies its mirrors, TLS and plain-HTTP settings; the
+// credentials come from the client session, the same auth attachable the
+// solves get. ResolveImageConfig answers with the digest the reference
+// points at (an index, or an image) and the config of the image its
+// platform match takes, not that image's manifest digest.
+//
+// Build pins the base to that top-level digest (see Pinning) and takes
+// os.version from the config. A Windows base is resolved for the
+// platform windows/amd64 with the os.version of the release's build
+// (10.0.20348 for ltsc2022): containerd's matcher in BuildKit honours it
+// when it picks an index child, and the solve then asks for the base's
+// full os.version (windows(10.0.20348.4297)/amd64), so that the frontend
+// takes the same child and the image config keeps the base's os.version
+// (BuildKit writes a requested os.version into the config). TARGETOSVERSION
+// is therefore the base's os.version in a Windows solve.
+//
+// One case needs more than the builder gives. For a 26100 host the
+// matcher accepts builds 20348 to 26100 and keeps the first in index
+// order, and Microsoft's multi-build lists put the older build first; the
+// builder cannot be asked for a build. When the config of a Windows base
+// is of another build than the release's, Build reads the index the
+// builder resolved (by digest, from the daemon's content store, where the
+// resolver put it), picks the child of the release's build, has the
+// builder resolve that child by digest, and pins the child. Only when the
+// daemon does not hold the index does Build read it from its registry
+// directly, and it says so in a note (Options.Note; imgctl prints it on
+// stderr). A base without an image of the build is refused
+// (ErrBaseMismatch) before anything is solved.
 //
 // # Publishing, and what it costs the registry
 //
@@ -48,13 +89,19 @@
 // unless every solve succeeded.
 //
 // imgctl's own registry traffic is one handshake per registry
-// (one registry.Client), one HEAD of the tag before anything is solved, one
-// GET per distinct base reference and the index PUT. Each base is then
-// pinned for the solve by the digest that GET returned, through the
-// Dockerfile frontend's named contexts (context:NAME=docker-image://
-// NAME@DIGEST): the image is built on exactly the base its annotations
-// name, even if the tag moves meanwhile, and BuildKit does not resolve the
-// tag again. bench/RESULTS.md compares this with raw buildctl.
+// (one registry.Client), one HEAD of the tag before anything is solved and
+// the index PUT. It reads no base: the daemons resolve them (see Resolving
+// the bases), one resolution per distinct base reference and platform,
+// which on a warm daemon costs the base's registry one HEAD of the tag.
+// bench/RESULTS.md compares this with raw buildctl.
+//
+// # Pinning
+//
+// Each base is pinned for the solve by the digest the builder resolved,
+// through the Dockerfile frontend's named contexts (context:NAME=
+// docker-image://NAME@DIGEST): the image is built on exactly the base its
+// annotations name, even if the tag moves meanwhile, and BuildKit, finding
+// the digest in its cache, does not resolve the tag again.
 //
 // # Scale-out builds
 //
@@ -71,16 +118,17 @@
 // # Base annotations
 //
 // BuildKit does not record which image a manifest was built FROM, and
-// imgctl rebase needs it. Build resolves the final stage's base for every
-// platform before solving and sets, through the image exporter's
+// imgctl rebase needs it. Build sets, through the image exporter's
 // annotation-manifest[PLATFORM].KEY attributes,
 //
 //   - org.opencontainers.image.base.name: the base reference after ARG
 //     expansion, fully qualified (e.g. index.docker.io/library/alpine:3);
-//   - org.opencontainers.image.base.digest: the digest of the base's
-//     platform manifest (the child of a base index that matches the
-//     platform, not the index digest), whose layers are the lower layers of
-//     the built image. rebase compares layers against this manifest.
+//   - org.opencontainers.image.base.digest: the digest the base is pinned
+//     to: what the reference pointed at when the builder resolved it (the
+//     index, for a base tag that is an index or a manifest list, else the
+//     image), or the index child Build chose itself (see Resolving the
+//     bases). OCI allows either; imgctl rebase and imgctl bases resolve a
+//     recorded index to the child of the variant's platform and build.
 //
 // A stage FROM scratch gets neither annotation.
 //

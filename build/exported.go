@@ -82,9 +82,20 @@ func (dc *daemonContent) readDaemon(ctx context.Context, d v1.Descriptor) ([]byt
 	if d.Size <= 0 || d.Size > maxExportedBlob {
 		return nil, fmt.Errorf("blob %s: size %d", d.Digest, d.Size)
 	}
+	return readContent(ctx, dc.content, d.Digest, d.Size)
+}
+
+// readContent reads blob dgst whole from a daemon's content store in one
+// Read call and checks its digest, and its size when size > 0; without a
+// size it reads at most maxExportedBlob bytes.
+func readContent(ctx context.Context, content contentapi.ContentClient, dgst v1.Hash, size int64) ([]byte, error) {
+	limit := size
+	if limit <= 0 {
+		limit = maxExportedBlob
+	}
 	ctx, cancel := context.WithCancel(ctx) // ends the stream on an early return
 	defer cancel()
-	rc, err := dc.content.Read(ctx, &contentapi.ReadContentRequest{Digest: d.Digest.String()})
+	rc, err := content.Read(ctx, &contentapi.ReadContentRequest{Digest: dgst.String()})
 	if err != nil {
 		return nil, err
 	}
@@ -97,13 +108,13 @@ func (dc *daemonContent) readDaemon(ctx context.Context, d v1.Descriptor) ([]byt
 		if err != nil {
 			return nil, err
 		}
-		if int64(len(buf)+len(r.Data)) > d.Size {
-			return nil, fmt.Errorf("blob %s: more than %d bytes", d.Digest, d.Size)
+		if int64(len(buf)+len(r.Data)) > limit {
+			return nil, fmt.Errorf("blob %s: more than %d bytes", dgst, limit)
 		}
 		buf = append(buf, r.Data...)
 	}
-	if h, _, err := v1.SHA256(bytes.NewReader(buf)); err != nil || h != d.Digest || int64(len(buf)) != d.Size {
-		return nil, fmt.Errorf("blob %s: content differs", d.Digest)
+	if h, _, err := v1.SHA256(bytes.NewReader(buf)); err != nil || h != dgst || (size > 0 && int64(len(buf)) != size) {
+		return nil, fmt.Errorf("blob %s: content differs", dgst)
 	}
 	return buf, nil
 }

@@ -40,7 +40,9 @@ type MetadataPlatform struct {
 type MetadataBase struct {
 	// Name is the fully qualified base reference.
 	Name string `json:"name"`
-	// Digest is the base's platform manifest digest.
+	// Digest is the digest the base was pinned to, as the base.digest
+	// annotation records it: the index or image the reference pointed at,
+	// or the index child chosen for a Windows build (see ResolvedBase).
 	Digest string `json:"digest"`
 }
 

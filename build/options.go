@@ -40,8 +40,9 @@ type Options struct {
 	Tag name.Tag
 	// Force allows overwriting an existing tag.
 	Force bool
-	// Registry holds the registry settings for base resolution, the tag
-	// check and the merge; nil means the defaults.
+	// Registry holds the registry settings for the tag check, the merge
+	// and a base read the builder cannot answer; nil means the defaults.
+	// The bases themselves are resolved through each daemon.
 	Registry *registry.Client
 	// Secrets are exposed to RUN --mount=type=secret.
 	Secrets []secretsprovider.Source
@@ -65,6 +66,16 @@ type Options struct {
 	Logger *slog.Logger
 	// Stderr receives warnings about the Docker config; nil discards.
 	Stderr io.Writer
+	// Note receives notes for the user as they arise, such as a base read
+	// from its registry directly rather than through the builder; nil
+	// discards. It may be called from several goroutines at once.
+	Note func(msg string)
+}
+
+func (o *Options) note(msg string) {
+	if o.Note != nil {
+		o.Note(msg)
+	}
 }
 
 func (o *Options) logger() *slog.Logger {

@@ -65,28 +65,23 @@ func (p *Plan) publish(ctx context.Context, o *Options, rc *registry.Client, exp
 }
 
 // checkBuilt refuses a Windows image whose config's build is not its
-// release's. It stands in for the check before the solve (checkRelease)
-// when the base's os.version was not known then: a base tag that is an
-// image, not an index, states it only in its config, which the solve
-// reads anyway. It also records that os.version for the result.
+// variant's release: what the builder built, checked before anything is
+// tagged. It backs the check before the solve (checkRelease), which judged
+// the base the builder resolved: a frontend that ignores the pins
+// (Options.SyntaxImage) or a tag that moved cannot slip another build in.
 func (p *Plan) checkBuilt(i int, ex *exported) error {
 	v := p.Variants[i]
+	if v.Release.Build == 0 {
+		return nil
+	}
 	for _, img := range ex.Images {
 		pl := img.Descriptor.Platform
 		if pl == nil || pl.OS != "windows" {
 			continue
 		}
-		for _, fb := range p.Bases[i] {
-			k := resolvedKey(fb)
-			rb, ok := p.resolved[k]
-			if !ok || !platform.SameOSArch(fb.Platform, *pl) || rb.OSVersion != "" {
-				continue
-			}
-			rb.OSVersion = pl.OSVersion
-			if err := checkRelease(v, fb, rb); err != nil {
-				return err
-			}
-			p.resolved[k] = rb
+		if b, ok := platform.Build(pl.OSVersion); !ok || b != v.Release.Build {
+			return fmt.Errorf("%w: variant %s (build %d) came out with os.version %q; check %s",
+				ErrBaseMismatch, v.Name, v.Release.Build, pl.OSVersion, WindowsBaseArg)
 		}
 	}
 	return nil

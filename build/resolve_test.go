@@ -1,74 +1,61 @@
 package build
 
 import (
-	"maps"
+	"bytes"
+	"context"
 	"strings"
 	"testing"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/imgctl/imgctl/lint"
+	"github.com/distribution/reference"
+	"github.com/moby/buildkit/client"
+	gateway "github.com/moby/buildkit/frontend/gateway/client"
+
+	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/registry"
 )
 
-// TestPins: each resolved final base becomes two named contexts, keyed
-// by the FROM name as BuildKit's dockerui normalises it (familiar form,
-// without :latest): with the stage's platform (no os.version, arm64
-// without v8) pinning the platform's manifest, and without a platform
-// pinning what the tag pointed at. Scratch and a FROM by digest are left
-// alone.
-func TestPins(t *testing.T) {
-	h := func(c string) v1.Hash {
-		return v1.Hash{Algorithm: "sha256", Hex: (c + strings.Repeat("0", 64))[:64]}
+// TestReadIndex, on a real buildkitd: the index a base resolved to is read
+// from the daemon's content store once the daemon's resolver has fetched
+// it, with no registry request and no note; an index the daemon does not
+// hold is read from the registry directly, with a note that says so.
+func TestReadIndex(t *testing.T) {
+	ctx := context.Background()
+	reg := regtest.New(t)
+	d := buildtest.New(t, buildtest.Options{InsecureRegistries: []string{reg.Host()}})
+	c, err := d.Client(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	amd := v1.Platform{OS: "linux", Architecture: "amd64"}
-	arm := v1.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}
-	win := v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348"}
-	fbs := []lint.FinalBase{
-		{Platform: amd, StagePlatform: amd, Name: "127.0.0.1:5000/distroless/static:nonroot"},
-		{Platform: arm, StagePlatform: arm, Name: "golang"},
-		{Platform: win, StagePlatform: win, Name: "mcr.microsoft.com/windows/nanoserver:ltsc2022"},
-		{Platform: amd, StagePlatform: amd, Name: "mcr.microsoft.com/windows/nanoserver@sha256:" + h("d").Hex},
-		{Platform: amd, StagePlatform: amd, Name: ""},
-	}
-	p := &Plan{Bases: [][]lint.FinalBase{fbs}, resolved: map[string]ResolvedBase{}}
-	for i, fb := range fbs {
-		c := string(rune('a' + i))
-		p.resolved[resolvedKey(fb)] = ResolvedBase{Name: fb.Name, Digest: h(c), top: h(c + "1")}
-	}
-	want := map[string]string{
-		"context:127.0.0.1:5000/distroless/static:nonroot::linux/amd64":        "docker-image://127.0.0.1:5000/distroless/static@" + h("a").String(),
-		"context:127.0.0.1:5000/distroless/static:nonroot":                     "docker-image://127.0.0.1:5000/distroless/static@" + h("a1").String(),
-		"context:golang::linux/arm64":                                          "docker-image://docker.io/library/golang@" + h("b").String(),
-		"context:golang":                                                       "docker-image://docker.io/library/golang@" + h("b1").String(),
-		"context:mcr.microsoft.com/windows/nanoserver:ltsc2022::windows/amd64": "docker-image://mcr.microsoft.com/windows/nanoserver@" + h("c").String(),
-		"context:mcr.microsoft.com/windows/nanoserver:ltsc2022":                "docker-image://mcr.microsoft.com/windows/nanoserver@" + h("c1").String(),
-	}
-	if got := p.pins(0); !maps.Equal(got, want) {
-		t.Errorf("pins:\n got %v\nwant %v", got, want)
-	}
-}
+	defer c.Close()
+	idx := regtest.Must(regtest.MultiOSIndex())(t)
+	raw := regtest.Must(idx.RawManifest())(t)
+	ref := reg.MustRef(t, "base:multi")
+	top := regtest.MustPush(t, ref, idx)
+	q := baseQuery{ref: ref, named: regtest.Must(reference.ParseNormalizedNamed(ref.String()))(t), plat: windowsAMD64, release: 26100}
+	var notes []string
+	r := &baseResolver{daemon: c, rc: registry.New(), note: func(n string) { notes = append(notes, n) }}
 
-// TestTagsDirectly: only one solve of several platforms, none Windows, is
-// tagged by BuildKit; a single platform (a manifest, not an index) and
-// anything with Windows (os.version on the descriptor) are merged.
-func TestTagsDirectly(t *testing.T) {
-	la := v1.Platform{OS: "linux", Architecture: "amd64"}
-	lb := v1.Platform{OS: "linux", Architecture: "arm64"}
-	w := v1.Platform{OS: "windows", Architecture: "amd64"}
-	for _, c := range []struct {
-		variants [][]v1.Platform
-		want     bool
-	}{
-		{[][]v1.Platform{{la, lb}}, true},
-		{[][]v1.Platform{{la}}, false},
-		{[][]v1.Platform{{la, w}}, false},
-		{[][]v1.Platform{{la, lb}, {w}}, false},
-	} {
-		p := &Plan{}
-		for _, ps := range c.variants {
-			p.Variants = append(p.Variants, Variant{Platforms: ps})
-		}
-		if got := p.tagsDirectly(); got != c.want {
-			t.Errorf("%v: %t, want %t", c.variants, got, c.want)
-		}
+	got, err := r.readIndex(ctx, q, &ResolvedBase{top: top, OSVersion: regtest.OSVersionLTSC2022})
+	if err != nil || !bytes.Equal(got, raw) {
+		t.Fatalf("not in the daemon: %v, %d bytes, want the index", err, len(got))
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "registry directly, not through the builder") || !strings.Contains(notes[0], ref.Context().String()+"@"+top.String()) {
+		t.Errorf("notes %q, want one naming the direct read of %s@%s", notes, ref.Context(), top)
+	}
+
+	_, err = c.Build(ctx, client.SolveOpt{Internal: true}, "imgctl-test", func(ctx context.Context, gw gateway.Client) (*gateway.Result, error) {
+		r.gw = gw
+		_, _, err := r.config(ctx, ref.String(), windowsAMD64)
+		return gateway.NewResult(), err
+	}, nil)
+	if err != nil {
+		t.Fatalf("resolving through the daemon: %v", err)
+	}
+	notes = nil
+	reg.ResetStats()
+	got, err = r.readIndex(ctx, q, &ResolvedBase{top: top, OSVersion: regtest.OSVersionLTSC2022})
+	if err != nil || !bytes.Equal(got, raw) || len(notes) != 0 || reg.Stats().Total() != 0 {
+		t.Errorf("resolved by the daemon: %v, %d bytes, notes %q, registry %s; want the index from the daemon alone", err, len(got), notes, reg.Stats())
 	}
 }

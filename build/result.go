@@ -47,7 +47,7 @@ func (p *Plan) result(res *index.Result, digests []v1.Hash) (*Result, error) {
 			}
 			pr.Variant = p.Variants[i].Name
 			for _, fb := range p.Bases[i] {
-				if rb, ok := p.resolved[resolvedKey(fb)]; ok && fb.Name != "" && platform.SameOSArch(fb.Platform, pr.Platform) {
+				if rb, ok := p.resolved[resolvedKey(i, fb)]; ok && fb.Name != "" && platform.SameOSArch(fb.Platform, pr.Platform) {
 					pr.Base = &rb
 				}
 			}
@@ -57,9 +57,9 @@ func (p *Plan) result(res *index.Result, digests []v1.Hash) (*Result, error) {
 	return r, nil
 }
 
-// checkRelease refuses a Windows base whose build is not the release's:
-// before solving when the base's os.version is known then, else after
-// (checkBuilt).
+// checkRelease refuses a Windows base whose os.version, from the config
+// the builder resolved, is not of the variant's release build, before
+// anything is solved (checkBuilt checks the built images again).
 func checkRelease(v Variant, fb lint.FinalBase, rb ResolvedBase) error {
 	if v.Release.Build == 0 || fb.StagePlatform.OS != "windows" {
 		return nil

@@ -41,20 +41,11 @@ func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, rc 
 	for i, v := range p.Variants {
 		c, a := conns.clients[i], p.Assignments[i]
 		ch := make(chan *client.SolveStatus)
-		fwd.Go(func() {
-			for s := range ch {
-				if o.Status == nil {
-					continue
-				}
-				if conns.several {
-					relabel(s, a.Label)
-				}
-				select { // a caller that stopped drawing must not block the solve
-				case o.Status <- s:
-				case <-ctx.Done():
-				}
-			}
-		})
+		label := ""
+		if conns.several {
+			label = a.Label
+		}
+		fwd.Go(func() { forwardStatus(ctx, o.Status, ch, label) })
 		g.Go(func() error {
 			opt, err := p.solveOpt(o, i, dfDir)
 			if err != nil {
@@ -79,6 +70,24 @@ func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, rc 
 	err := g.Wait()
 	fwd.Wait()
 	return out, err
+}
+
+// forwardStatus passes the status of one solve or build from src on to dst
+// (nil discards) until src is closed, each vertex under label when label
+// is set (see relabel).
+func forwardStatus(ctx context.Context, dst chan<- *client.SolveStatus, src <-chan *client.SolveStatus, label string) {
+	for s := range src {
+		if dst == nil {
+			continue
+		}
+		if label != "" {
+			relabel(s, label)
+		}
+		select { // a caller that stopped drawing must not block the solve
+		case dst <- s:
+		case <-ctx.Done():
+		}
+	}
 }
 
 // solveOpt is the SolveOpt of variant i.
@@ -123,7 +132,7 @@ func frontendAttrs(p *Plan, o *Options, i int) map[string]string {
 	attrs := p.pins(i)
 	maps.Copy(attrs, map[string]string{
 		"filename": filepath.Base(p.File),
-		"platform": formatPlatforms(solvePlatforms(v.Platforms)),
+		"platform": formatPlatforms(p.solvePlatforms(i)),
 	})
 	if p.syntaxImage != "" {
 		attrs["source"] = p.syntaxImage
@@ -186,18 +195,6 @@ func BaseAnnotationAttrs(plats []v1.Platform, bases map[string]ResolvedBase) map
 		attrs[exptypes.AnnotationManifestKey(sp, snapshot.AnnotationBaseDigest)] = b.Digest.String()
 	}
 	return attrs
-}
-
-// solvePlatforms drops os.version from the platforms a solve asks for:
-// BuildKit would write a requested os.version (10.0.20348) into the image
-// config in place of the base's full one (10.0.20348.4297).
-func solvePlatforms(ps []v1.Platform) []v1.Platform {
-	out := make([]v1.Platform, len(ps))
-	for i, p := range ps {
-		p.OSVersion = ""
-		out[i] = p
-	}
-	return out
 }
 
 // formatPlatforms writes platforms the way BuildKit's platform attribute

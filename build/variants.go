@@ -53,7 +53,8 @@ func (v Variant) IsWindows() bool { return len(v.Platforms) > 0 && v.Platforms[0
 
 // WindowsPlatform returns the platform of release r's variant:
 // windows/amd64 with os.version 10.0.BUILD. Preflight, base resolution and
-// verify use the build; the solve itself asks for plain windows/amd64.
+// verify use the build; the solve itself asks for the base's full
+// os.version (see Plan.solvePlatforms).
 func WindowsPlatform(r platform.Release) v1.Platform {
 	return v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: fmt.Sprintf("10.0.%d", r.Build)}
 }

@@ -99,13 +99,3 @@ func TestWindowsPlatform(t *testing.T) {
 		t.Errorf("WindowsPlatform(ltsc2025) formats as %q", got)
 	}
 }
-
-func TestSolvePlatforms(t *testing.T) {
-	in := []v1.Platform{WindowsPlatform(platform.Releases[1]), {OS: "linux", Architecture: "arm64"}}
-	if got := formatPlatforms(solvePlatforms(in)); got != "windows/amd64,linux/arm64" {
-		t.Errorf("solve platforms = %q", got)
-	}
-	if in[0].OSVersion == "" {
-		t.Error("solvePlatforms changed its input")
-	}
-}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/registry"
@@ -179,5 +181,53 @@ func TestRebaseBuildChange(t *testing.T) {
 	_, im := fetchIndex(t, tag(t, f.reg, "app:2"))
 	if got := formatDesc(im.Manifests[2]); got != "windows/amd64:"+winBuild || countPrefix(res.Notes, "windows/amd64") != 1 {
 		t.Errorf("entry %s, notes %q", got, res.Notes)
+	}
+}
+
+// TestRebaseRecordedList: a Windows variant whose base.digest is the
+// digest of a Docker manifest list with several builds, which is what
+// imgctl build records for a base tag like mcr.microsoft.com's, is current
+// while the list is, and moves onto the new child of its own build (not the
+// first child of the list) when the list moves.
+func TestRebaseRecordedList(t *testing.T) {
+	reg := regtest.New(t)
+	const win2022, win2022New = regtest.OSVersionLTSC2022, "10.0.20348.9999"
+	pushList := func(versions ...string) (v1.Hash, []v1.Image) {
+		var es []regtest.Entry
+		var imgs []v1.Image
+		for _, osv := range versions {
+			img := regtest.Must(regtest.WindowsBaseImage(osv))(t)
+			imgs = append(imgs, img)
+			es = append(es, regtest.Entry{Image: img})
+		}
+		list := mutate.IndexMediaType(regtest.Must(regtest.Index(es...))(t), types.DockerManifestList)
+		_, d, err := reg.PushTag("base/nanoserver:multi", list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d, imgs
+	}
+	oldList, oldBases := pushList(win2022, winOld)
+	base := reg.Host() + "/base/nanoserver:multi"
+	app := regtest.Must(regtest.WindowsImage("", regtest.WithBase(oldBases[1]), regtest.WithSeed("app"), regtest.WithAnnotations(map[string]string{
+		snapshot.AnnotationBaseName: base, snapshot.AnnotationBaseDigest: oldList.String(),
+	})))(t)
+	src := pushAppIndex(t, reg, "app:1", app)
+	st, err := Check(ctx, src, testOptions())
+	if err != nil || st.Stale || st.Variants[0].OldBase != oldList.String() || st.Variants[0].NewBase != digest(t, oldBases[1]).String() {
+		t.Fatalf("current list: %v %+v", err, st)
+	}
+	_, newBases := pushList(win2022New, winNew)
+	res, err := Rebase(ctx, src, tag(t, reg, "app:2"), testOptions())
+	if err != nil || !res.Pushed {
+		t.Fatalf("rebase: %v %+v", err, res)
+	}
+	idx, im := fetchIndex(t, tag(t, reg, "app:2"))
+	if got := formatDesc(im.Manifests[0]); got != "windows/amd64:"+winNew {
+		t.Errorf("entry %s, want windows/amd64:%s", got, winNew)
+	}
+	m, _ := checkRebased(t, idx, im.Manifests[0], app, newBases[1])
+	if got := m.Annotations[snapshot.AnnotationBaseDigest]; got != digest(t, newBases[1]).String() {
+		t.Errorf("base.digest %s, want the new ltsc2025 child %s", got, digest(t, newBases[1]))
 	}
 }

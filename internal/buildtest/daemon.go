@@ -21,6 +21,11 @@ type Options struct {
 	Binary string
 	// InsecureRegistries are host:port registries that are reached over plain HTTP.
 	InsecureRegistries []string
+	// Mirrors map a registry host to the hosts the daemon pulls it
+	// through ([registry."HOST"] mirrors = [...] in buildkitd.toml), e.g.
+	// a host that does not resolve to the test registry. A mirror that
+	// speaks plain HTTP must be among InsecureRegistries too.
+	Mirrors map[string][]string
 	// StartTimeout bounds the wait for the daemon to answer; zero means one minute.
 	StartTimeout time.Duration
 	// Debug turns on buildkitd's debug log.
@@ -92,7 +97,7 @@ func StartBuildkitd(ctx context.Context, opts Options) (*Daemon, error) {
 func (d *Daemon) start(bin, runc string, opts Options) error {
 	cfg := filepath.Join(d.Root, "buildkitd.toml")
 	stateDir := filepath.Join(d.Root, "state")
-	if err := os.WriteFile(cfg, []byte(configTOML(stateDir, runc, opts.InsecureRegistries, opts.Debug)), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(configTOML(stateDir, runc, opts)), 0o644); err != nil {
 		return fmt.Errorf("writing buildkitd config: %w", err)
 	}
 	log, err := os.Create(d.LogFile)

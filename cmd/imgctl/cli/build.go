@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/moby/buildkit/client"
@@ -37,7 +38,10 @@ for the Linux platforms and one per Windows release (--windows), each FROM its o
 base (the WINDOWS_BASE build arg), concurrently. The results are merged into one
 index at TAG with every Windows os.version, each manifest annotated with its base
 (org.opencontainers.image.base.name/digest), and verified. TAG is never
-overwritten without --force.
+overwritten without --force. The bases are resolved and pinned through the
+builder, as it will pull them: with its registry mirrors and TLS settings and
+the credentials of the Docker config. When imgctl has to read a base from its
+registry itself, it says so in a note on stderr.
 
 A build can spread over several BuildKit daemons: --node PLATFORM=ADDR (or a
 --builders file) maps platforms to nodes, e.g. a Linux pool and a Windows node
@@ -158,8 +162,22 @@ func (o *buildOptions) run(cmd *cobra.Command, ro *rootOptions, contextDir strin
 		defer close(drawn)
 		_, _ = display.UpdateFrom(ctx, bo.Status)
 	}()
+	// Notes wait for the progress display to finish, so as not to break
+	// into it, and are printed whether the build succeeded or not.
+	var notes []string
+	var mu sync.Mutex
+	bo.Note = func(n string) {
+		mu.Lock()
+		defer mu.Unlock()
+		notes = append(notes, n)
+	}
 	res, err := build.Build(ctx, bo)
 	<-drawn
+	mu.Lock()
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "note: %s\n", n)
+	}
+	mu.Unlock()
 	if pe := (*lint.Error)(nil); errors.As(err, &pe) {
 		if perr := printFindings(cmd.OutOrStdout(), ro.output, pe.Findings[0].File, pe.Findings); perr != nil {
 			return perr

@@ -90,14 +90,32 @@ func (e *e2e) checkWindows(t *testing.T) {
 	}
 }
 
-// checkAnnotations: every manifest names its final base and the base's
-// platform manifest digest.
+// checkAnnotations: every manifest names its final base and the digest the
+// base's tag pointed at (the distroless index, the nanoserver images), as
+// the builder resolved and imgctl pinned it.
 func (e *e2e) checkAnnotations(t *testing.T) {
 	e.checkBaseAnnotations(t, e.tag, map[string]string{
 		"linux/amd64": e.bases.Distroless, "linux/arm64": e.bases.Distroless,
 		"windows/amd64:" + buildtest.OSVersionLTSC2022: e.bases.Nanoserver2022,
 		"windows/amd64:" + buildtest.OSVersionLTSC2025: e.bases.Nanoserver2025,
 	})
+}
+
+// checkBasesCommand: imgctl bases takes the recorded base.digest, an index
+// (distroless) or an image (nanoserver), as the base the variant is on, and
+// finds every variant current.
+func (e *e2e) checkBasesCommand(t *testing.T) {
+	out, stderr, code := run(t, "bases", "-o", "json", e.tag)
+	var st basesJSON
+	decodeStrict(t, out, &st)
+	if code != 0 || st.Stale == nil || *st.Stale || len(st.Variants) != 4 {
+		t.Fatalf("exit %d, %s\n%s", code, out, stderr)
+	}
+	for _, v := range st.Variants {
+		if v.Stale || v.BaseSource != "manifest-annotation" || v.OldBase != e.baseDigest(t, v.BaseName) {
+			t.Errorf("variant %+v", v)
+		}
+	}
 }
 
 // checkBaseAnnotations checks every image of the index at tag for the base
@@ -118,7 +136,7 @@ func (e *e2e) checkBaseAnnotations(t *testing.T, tag string, wantName map[string
 			t.Fatal(err)
 		}
 		base := wantName[d.Platform.String()]
-		wantDigest := e.baseDigest(t, base, d.Platform.Architecture)
+		wantDigest := e.baseDigest(t, base)
 		if got := m.Annotations[snapshot.AnnotationBaseName]; got != base {
 			t.Errorf("%s: %s = %q, want %q", d.Platform, snapshot.AnnotationBaseName, got, base)
 		}
@@ -144,7 +162,7 @@ func (e *e2e) checkMetadata(t *testing.T) {
 	for i, p := range e.meta.Platforms {
 		desc := im.Manifests[i]
 		if p.Digest != desc.Digest.String() || p.OSVersion != desc.Platform.OSVersion || p.Base == nil ||
-			p.Base.Digest != e.baseDigest(t, p.Base.Name, desc.Platform.Architecture) {
+			p.Base.Digest != e.baseDigest(t, p.Base.Name) {
 			t.Errorf("metadata platform %d = %+v, descriptor %+v", i, p, desc)
 		}
 		if want := desc.Platform.OS + "/" + desc.Platform.Architecture; p.Platform != want {

@@ -31,7 +31,7 @@ FROM final-${TARGETOS}
 
 // TestBuildFaults: registry faults during imgctl build on a real buildkitd,
 // counted in RELIABILITY.md under build. Transient faults in every phase (imgctl's
-// read of the base, BuildKit's reads of it, BuildKit's uploads and manifest
+// tag check, the builder's resolution and reads of the base, BuildKit's uploads and manifest
 // PUTs, imgctl's index PUT) are survived with the same index; persistent
 // ones end the build with exit 2, a message naming the failure, nothing on
 // stdout and no tag, although BuildKit may have pushed variants by digest.
@@ -125,14 +125,17 @@ func TestBuildFaults(t *testing.T) {
 			winRepo, osVersion := newBase(t, name)
 			target := "faults/" + name
 			specs := []regtest.Fault{
-				// imgctl reads the base to pin it.
-				{Kind: tc.kind, Route: regtest.RouteManifestByTag, Method: http.MethodGet, Repo: winRepo, First: 1, RetryAfter: "0"},
+				// imgctl checks the tag before it solves.
+				{Kind: tc.kind, Route: regtest.RouteManifestByTag, Method: http.MethodHead, Repo: target, First: 1, RetryAfter: "0"},
 				// imgctl PUTs the index.
 				{Kind: tc.kind, Route: regtest.RouteManifestByTag, Method: http.MethodPut, Repo: target, First: 1, RetryAfter: "0"},
 			}
 			if tc.reads {
-				// BuildKit reads the pinned base's blobs.
-				specs = append(specs, regtest.Fault{Kind: tc.kind, Route: regtest.RouteBlob, Method: http.MethodGet, Repo: winRepo, First: 1})
+				// The builder resolves the base (a HEAD of its tag) and
+				// reads the pinned base's blobs.
+				specs = append(specs,
+					regtest.Fault{Kind: tc.kind, Route: regtest.RouteManifestByTag, Method: http.MethodHead, Repo: winRepo, First: 1},
+					regtest.Fault{Kind: tc.kind, Route: regtest.RouteBlob, Method: http.MethodGet, Repo: winRepo, First: 1})
 			}
 			if tc.pushes {
 				specs = append(specs,
@@ -159,7 +162,7 @@ func TestBuildFaults(t *testing.T) {
 		// repositories.
 		fault func(winRepo, target string) regtest.Fault
 	}{
-		// imgctl cannot read the base to pin it: no solve starts.
+		// The builder cannot resolve the base to pin it: no solve starts.
 		{"500-persistent", func(winRepo, _ string) regtest.Fault {
 			return regtest.Fault{Kind: regtest.Fault500, Route: regtest.RouteManifest, Method: http.MethodGet, Repo: winRepo}
 		}},
