@@ -21,8 +21,8 @@ $(BIN)/buildkitd: go.mod go.sum
 # never move imgctl's go.mod.
 DIST_MOD := internal/tools/distribution
 registry: $(BIN)/registry
-$(BIN)/registry: $(DIST_MOD)/go.mod $(DIST_MOD)/go.sum
-	$(GO) -C $(DIST_MOD) build -o $(CURDIR)/$(BIN)/registry github.com/distribution/distribution/v3/cmd/registry
+$(BIN)/registry: $(DIST_MOD)/go.mod $(DIST_MOD)/go.sum $(DIST_MOD)/registry/main.go
+	$(GO) -C $(DIST_MOD) build -o $(CURDIR)/$(BIN)/registry ./registry
 
 # System packages the BuildKit tests need: runc for the OCI worker and a
 # static busybox for the synthesised golang build image.
