@@ -131,13 +131,25 @@ func (e *mirrorsE2E) nodeMirrors(t *testing.T) {
 // before anything is solved or tagged, from the config the builder
 // resolved through its mirror.
 func (e *mirrorsE2E) releaseMismatch(t *testing.T) {
+	// The ltsc2022 base under a tag that names no release, so that lint's
+	// windows-base-release rule (which reads tags) lets it through and the
+	// builder's resolution is what refuses it.
+	src := parseRef(t, e.bases.Nanoserver2022)
+	desc, err := remote.Get(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Tag(src.Context().Tag("stable"), desc); err != nil {
+		t.Fatal(err)
+	}
+	base := mirroredMCR + strings.TrimPrefix(src.Context().Tag("stable").String(), e.reg.Host())
 	before := len(solvedPlatforms(t, e.daemon))
 	tag := e.reg.Host() + "/hello:mismatch"
 	_, stderr, code := run(t, "build", "--builder", e.daemon.Addr, "--progress", "plain", "-t", tag,
-		"--platform", "windows/amd64", "--windows", "ltsc2025", "--windows-base", "ltsc2025="+e.named.Nanoserver2022,
+		"--platform", "windows/amd64", "--windows", "ltsc2025", "--windows-base", "ltsc2025="+base,
 		"--build-arg", "GOLANG_IMAGE="+e.named.Golang, e.hello)
 	if code != ExitError || !strings.Contains(stderr, build.ErrBaseMismatch.Error()) ||
-		!strings.Contains(stderr, buildtest.OSVersionLTSC2022) || !strings.Contains(stderr, e.named.Nanoserver2022) {
+		!strings.Contains(stderr, buildtest.OSVersionLTSC2022) || !strings.Contains(stderr, base) {
 		t.Errorf("exit %d, want 2 with %q naming the base and its os.version; stderr:\n%s", code, build.ErrBaseMismatch, tail(stderr, 30))
 	}
 	if strings.Contains(stderr, "note:") || strings.Contains(stderr, "no such host") {
