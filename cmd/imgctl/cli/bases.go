@@ -44,6 +44,7 @@ Exit 0 when every variant is current, 1 when any is stale, 2 on errors.`,
 			if err != nil {
 				return err
 			}
+			noteDirectBases(cmd)
 			if err := printBases(cmd.OutOrStdout(), ro.output, st); err != nil {
 				return err
 			}
@@ -55,6 +56,16 @@ Exit 0 when every variant is current, 1 when any is stale, 2 on errors.`,
 	}
 	cmd.Flags().StringSliceVar(&bases, "base", nil, "base per OS for variants without base annotations: windows=REF,linux=REF")
 	return cmd
+}
+
+// noteDirectBases says on stderr that bases and rebase read the base
+// images from their registries themselves: unlike build, which resolves
+// bases through the builder (its mirrors, TLS and insecure settings), they
+// need the bases' manifests and layer digests, which a builder does not
+// hand out, so a base reachable only through a builder's mirror is not
+// reachable here.
+func noteDirectBases(cmd *cobra.Command) {
+	fmt.Fprintln(cmd.ErrOrStderr(), "note: reading the base images from their registries directly, not through a builder's mirrors")
 }
 
 // rebaseLibOptions builds the rebase library options both commands share.

@@ -31,7 +31,8 @@ func TestBasesCommand(t *testing.T) {
 	reg := regtest.New(t)
 	app := rebaseFixture(t, reg)
 	out, errOut, code := run(t, "bases", app)
-	if code != 0 || !strings.Contains(out, "0 of 3 variant(s) stale") || !strings.Contains(out, "base/nanoserver:ltsc2025") {
+	if code != 0 || !strings.Contains(out, "0 of 3 variant(s) stale") || !strings.Contains(out, "base/nanoserver:ltsc2025") ||
+		!strings.Contains(errOut, "note: reading the base images from their registries directly, not through a builder's mirrors") {
 		t.Fatalf("current: exit %d\n%s%s", code, out, errOut)
 	}
 	moveBases(t, reg, winFeb)

@@ -78,6 +78,7 @@ func (o *rebaseOptions) run(cmd *cobra.Command, ro *rootOptions, ref string) err
 	if err != nil {
 		return err
 	}
+	noteDirectBases(cmd)
 	for _, n := range res.Notes {
 		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", n)
 	}

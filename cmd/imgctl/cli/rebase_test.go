@@ -113,7 +113,8 @@ func TestRebaseCommand(t *testing.T) {
 	out, errOut, code = run(t, "rebase", app, "-t", to("2"), "-v")
 	st := reg.Stats()
 	if code != 0 || !strings.HasPrefix(out, plan.NewDigest+"\n") || !strings.Contains(out, "PASSED") ||
-		strings.Count(errOut, "note: dropped attestation") != 3 || !strings.Contains(errOut, "registry requests") {
+		strings.Count(errOut, "note: dropped attestation") != 3 || !strings.Contains(errOut, "registry requests") ||
+		!strings.Contains(errOut, "note: reading the base images from their registries directly") {
 		t.Fatalf("rebase: exit %d\n%s%s", code, out, errOut)
 	}
 	if st.Mounts != 3 || st.BlobBytesReceived == 0 || st.BlobBytesReceived > 2048 {
