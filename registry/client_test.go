@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -148,6 +149,7 @@ func TestRetryable(t *testing.T) {
 	for err, want := range map[error]bool{
 		io.ErrUnexpectedEOF: true, &DigestMismatchError{}: true, context.Canceled: false,
 		ErrManifestTooLarge: false, ErrPlainHTTP: false, nil: false,
+		fmt.Errorf("Put %q: %w", "http://r/v2/a/manifests/1", errors.New("http: server closed idle connection")): true,
 	} {
 		if got := retryable(err); got != want {
 			t.Errorf("%v: %t", err, got)

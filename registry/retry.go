@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -83,7 +84,13 @@ func retryable(err error) bool {
 		return true
 	}
 	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed) ||
+		// net/http re-sends a request on a pooled connection the server
+		// closed only when it can tell the request is idempotent; a PUT
+		// gets this error (net/http's errServerClosedIdle is unexported,
+		// hence the text), as behind a load balancer that drops idle
+		// connections.
+		strings.Contains(err.Error(), "http: server closed idle connection")
 }
 
 // retryAfter returns the wait a 429 or 503 response asks for, capped at
