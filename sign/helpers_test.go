@@ -79,6 +79,17 @@ func pushIndex(t *testing.T, reg *regtest.Registry, repoTag string) name.Digest 
 	return ref.Context().Digest(d.String())
 }
 
+// signedIndex pushes the test index to repoTag and signs it, and every
+// child, with k and the options o (Recursive is always set).
+func signedIndex(t *testing.T, reg *regtest.Registry, repoTag string, k *testKey, o Options) name.Digest {
+	t.Helper()
+	ref := pushIndex(t, reg, repoTag)
+	o.Recursive = true
+	if _, err := Sign(context.Background(), ref, signer(t, k), o); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
 func loadSnapshot(t *testing.T, ref name.Digest) *snapshot.Snapshot {
 	t.Helper()
 	idx, err := remote.Index(ref)

@@ -28,10 +28,7 @@ func TestCosignAcceptsOurSignatures(t *testing.T) {
 	ctx := context.Background()
 	reg := regtest.New(t)
 	a, _ := testKeys(t)
-	ref := pushIndex(t, reg, "app:1")
-	if _, err := Sign(ctx, ref, signer(t, a), Options{Recursive: true}); err != nil {
-		t.Fatal(err)
-	}
+	ref := signedIndex(t, reg, "app:1", a, Options{})
 	v, err := cryptoutils.UnmarshalPEMToPublicKey(a.pair.Public)
 	if err != nil {
 		t.Fatal(err)

@@ -34,10 +34,7 @@ func TestReferrers(t *testing.T) {
 	ctx := context.Background()
 	a, _ := testKeys(t)
 	reg := regtest.New(t, regtest.WithReferrers())
-	ref := pushIndex(t, reg, "app:1")
-	if _, err := Sign(ctx, ref, signer(t, a), Options{Referrers: true, Recursive: true}); err != nil {
-		t.Fatal(err)
-	}
+	ref := signedIndex(t, reg, "app:1", a, Options{Referrers: true})
 	if fs := verifyRef(t, ref, pubKey(t, a)); len(fs) != 0 {
 		t.Fatalf("tag signatures: %v", fs)
 	}

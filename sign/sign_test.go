@@ -80,10 +80,7 @@ func TestTamper(t *testing.T) {
 	ctx := context.Background()
 	reg := regtest.New(t)
 	a, b := testKeys(t)
-	ref := pushIndex(t, reg, "app:1")
-	if _, err := Sign(ctx, ref, signer(t, a), Options{Recursive: true}); err != nil {
-		t.Fatal(err)
-	}
+	ref := signedIndex(t, reg, "app:1", a, Options{})
 	ms := children(t, ref)
 	repo := ref.Context()
 	replace := func(child int, about int, kp *testKey) {

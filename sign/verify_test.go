@@ -23,10 +23,7 @@ func TestVerifyRegistryErrors(t *testing.T) {
 	ctx := context.Background()
 	reg := regtest.New(t)
 	a, _ := testKeys(t)
-	ref := pushIndex(t, reg, "app:1")
-	if _, err := Sign(ctx, ref, signer(t, a), Options{Recursive: true}); err != nil {
-		t.Fatal(err)
-	}
+	ref := signedIndex(t, reg, "app:1", a, Options{})
 	snap := loadSnapshot(t, ref)
 	sigRead := func(k regtest.FaultKind) regtest.Fault {
 		return regtest.Fault{Kind: k, Route: regtest.RouteManifestByTag, Method: http.MethodGet, Suffix: ".sig", RetryAfter: "0"}
