@@ -120,7 +120,7 @@ func (c *buildCase) Describe() string {
 	if !c.windows {
 		return "`examples/hello` (cross-compiled Go on a golang-like base, final stage on a distroless-like index) " +
 			"for linux/amd64 and linux/arm64. Both tools do one solve of both platforms and push one index. " +
-			"imgctl: `imgctl build --builder ADDR --progress quiet --no-verify --platform linux/amd64,linux/arm64 " +
+			"imgctl: `imgctl build --builder ADDR --progress quiet --provenance=false --no-verify --platform linux/amd64,linux/arm64 " +
 			"-t TARGET --build-arg GOLANG_IMAGE=HOST/golang:1.26 --build-arg LINUX_BASE=HOST/distroless/static:nonroot " +
 			"examples/hello`. buildctl: `buildctl --addr ADDR build --frontend dockerfile.v0 --local context=examples/hello " +
 			"--local dockerfile=examples/hello --opt platform=linux/amd64,linux/arm64 --opt build-arg:GOLANG_IMAGE=... " +
@@ -130,7 +130,7 @@ func (c *buildCase) Describe() string {
 			"so BuildKit does not resolve its tag."
 	}
 	return "The same Dockerfile for linux/amd64, linux/arm64 and one Windows variant per LTSC release (ltsc2022, ltsc2025) " +
-		"on nanoserver-like bases. imgctl: `imgctl build --builder ADDR --progress quiet --no-verify " +
+		"on nanoserver-like bases. imgctl: `imgctl build --builder ADDR --progress quiet --provenance=false --no-verify " +
 		"--platform linux/amd64,linux/arm64,windows/amd64 --windows ltsc2022,ltsc2025 " +
 		"--windows-base ltsc2022=HOST/nanoserver:ltsc2022,ltsc2025=HOST/nanoserver:ltsc2025 -t TARGET --build-arg ... " +
 		"examples/hello`: three solves (Linux, and one per release), each pushed by digest and read back from the " +

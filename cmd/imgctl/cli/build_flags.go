@@ -3,12 +3,15 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
+	"github.com/distribution/reference"
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/session/secrets/secretsprovider"
 	"github.com/moby/buildkit/session/sshforward/sshprovider"
 	"github.com/spf13/pflag"
+	"github.com/tonistiigi/go-csvvalue"
 
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/platform"
@@ -153,4 +156,112 @@ func parseCache(s string) (client.CacheOptionsEntry, error) {
 		return e, fmt.Errorf("%w: cache %q: type is required", build.ErrInvalidOptions, s)
 	}
 	return e, nil
+}
+
+// parseProvenance reads a --provenance value as buildx does: mode=min or
+// mode=max (also bare min, max), true (mode=min), false (no provenance),
+// with builder-id=URI and disabled=BOOL as further fields. nil means none.
+func parseProvenance(s string) (*build.Provenance, error) {
+	s = strings.TrimSpace(s)
+	if b, err := strconv.ParseBool(s); err == nil {
+		if !b {
+			return nil, nil
+		}
+		return &build.Provenance{Mode: build.ProvenanceMin}, nil
+	}
+	if s == build.ProvenanceMin || s == build.ProvenanceMax {
+		return &build.Provenance{Mode: s}, nil
+	}
+	p := &build.Provenance{Mode: build.ProvenanceMin}
+	fields, err := attestFields("--provenance", s)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range fields {
+		switch k {
+		case "mode":
+			if v != build.ProvenanceMin && v != build.ProvenanceMax {
+				return nil, fmt.Errorf("%w: --provenance %q: mode must be min or max", ErrUsage, s)
+			}
+			p.Mode = v
+		case "builder-id":
+			p.BuilderID = v
+		case "disabled":
+			off, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, fmt.Errorf("%w: --provenance %q: disabled: %w", ErrUsage, s, err)
+			}
+			if off {
+				return nil, nil
+			}
+		default:
+			return nil, fmt.Errorf("%w: --provenance %q: unknown key %q (want mode=min|max, builder-id=URI, true or false)", ErrUsage, s, k)
+		}
+	}
+	return p, nil
+}
+
+// parseSBOM reads an --sbom value as buildx does: true (the flag alone:
+// BuildKit's default generator), false, or generator=IMAGE (and
+// disabled=BOOL). nil means none.
+func parseSBOM(s string) (*build.SBOM, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	if b, err := strconv.ParseBool(s); err == nil {
+		if !b {
+			return nil, nil
+		}
+		return &build.SBOM{}, nil
+	}
+	fields, err := attestFields("--sbom", s)
+	if err != nil {
+		return nil, err
+	}
+	sb := &build.SBOM{}
+	for k, v := range fields {
+		switch k {
+		case "generator":
+			// BuildKit's own parse of the generator, so that a bad image
+			// name is a usage error here, not a build error later.
+			if _, err := reference.ParseNormalizedNamed(v); err != nil {
+				return nil, fmt.Errorf("%w: --sbom %q: generator: %w", ErrUsage, s, err)
+			}
+			sb.Generator = v
+		case "disabled":
+			off, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, fmt.Errorf("%w: --sbom %q: disabled: %w", ErrUsage, s, err)
+			}
+			if off {
+				return nil, nil
+			}
+		default:
+			return nil, fmt.Errorf("%w: --sbom %q: unknown key %q (want generator=IMAGE, true or false)", ErrUsage, s, k)
+		}
+	}
+	return sb, nil
+}
+
+// attestFields splits an attestation flag's CSV value (BuildKit's and
+// buildx's parser) into key=value fields; a key may appear once.
+func attestFields(flag, s string) (map[string]string, error) {
+	fields, err := csvvalue.Fields(s, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s %q: %w", ErrUsage, flag, s, err)
+	}
+	out := map[string]string{}
+	for _, f := range fields {
+		k, v, ok := strings.Cut(f, "=")
+		k = strings.ToLower(strings.TrimSpace(k))
+		if !ok || k == "" || v == "" {
+			return nil, fmt.Errorf("%w: %s %q: %q is not key=value", ErrUsage, flag, s, f)
+		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("%w: %s %q: %s given twice", ErrUsage, flag, s, k)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
