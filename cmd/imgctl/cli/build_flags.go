@@ -173,8 +173,8 @@ func parseProvenance(s string) (*build.Provenance, error) {
 		return &build.Provenance{Mode: s}, nil
 	}
 	p := &build.Provenance{Mode: build.ProvenanceMin}
-	fields, err := attestFields("--provenance", s)
-	if err != nil {
+	fields, off, err := attestFields("--provenance", s)
+	if err != nil || off {
 		return nil, err
 	}
 	for k, v := range fields {
@@ -186,14 +186,6 @@ func parseProvenance(s string) (*build.Provenance, error) {
 			p.Mode = v
 		case "builder-id":
 			p.BuilderID = v
-		case "disabled":
-			off, err := strconv.ParseBool(v)
-			if err != nil {
-				return nil, fmt.Errorf("%w: --provenance %q: disabled: %w", ErrUsage, s, err)
-			}
-			if off {
-				return nil, nil
-			}
 		default:
 			return nil, fmt.Errorf("%w: --provenance %q: unknown key %q (want mode=min|max, builder-id=URI, true or false)", ErrUsage, s, k)
 		}
@@ -215,8 +207,8 @@ func parseSBOM(s string) (*build.SBOM, error) {
 		}
 		return &build.SBOM{}, nil
 	}
-	fields, err := attestFields("--sbom", s)
-	if err != nil {
+	fields, off, err := attestFields("--sbom", s)
+	if err != nil || off {
 		return nil, err
 	}
 	sb := &build.SBOM{}
@@ -229,14 +221,6 @@ func parseSBOM(s string) (*build.SBOM, error) {
 				return nil, fmt.Errorf("%w: --sbom %q: generator: %w", ErrUsage, s, err)
 			}
 			sb.Generator = v
-		case "disabled":
-			off, err := strconv.ParseBool(v)
-			if err != nil {
-				return nil, fmt.Errorf("%w: --sbom %q: disabled: %w", ErrUsage, s, err)
-			}
-			if off {
-				return nil, nil
-			}
 		default:
 			return nil, fmt.Errorf("%w: --sbom %q: unknown key %q (want generator=IMAGE, true or false)", ErrUsage, s, k)
 		}
@@ -245,23 +229,31 @@ func parseSBOM(s string) (*build.SBOM, error) {
 }
 
 // attestFields splits an attestation flag's CSV value (BuildKit's and
-// buildx's parser) into key=value fields; a key may appear once.
-func attestFields(flag, s string) (map[string]string, error) {
-	fields, err := csvvalue.Fields(s, nil)
+// buildx's parser) into key=value fields; a key may appear once. off
+// reports disabled=true, which buildx takes as "none" whatever else is
+// given; the disabled field is not among the fields.
+func attestFields(flag, s string) (fields map[string]string, off bool, err error) {
+	cells, err := csvvalue.Fields(s, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s %q: %w", ErrUsage, flag, s, err)
+		return nil, false, fmt.Errorf("%w: %s %q: %w", ErrUsage, flag, s, err)
 	}
-	out := map[string]string{}
-	for _, f := range fields {
+	fields = map[string]string{}
+	for _, f := range cells {
 		k, v, ok := strings.Cut(f, "=")
 		k = strings.ToLower(strings.TrimSpace(k))
 		if !ok || k == "" || v == "" {
-			return nil, fmt.Errorf("%w: %s %q: %q is not key=value", ErrUsage, flag, s, f)
+			return nil, false, fmt.Errorf("%w: %s %q: %q is not key=value", ErrUsage, flag, s, f)
 		}
-		if _, dup := out[k]; dup {
-			return nil, fmt.Errorf("%w: %s %q: %s given twice", ErrUsage, flag, s, k)
+		if _, dup := fields[k]; dup {
+			return nil, false, fmt.Errorf("%w: %s %q: %s given twice", ErrUsage, flag, s, k)
 		}
-		out[k] = v
+		fields[k] = v
 	}
-	return out, nil
+	if v, ok := fields["disabled"]; ok {
+		delete(fields, "disabled")
+		if off, err = strconv.ParseBool(v); err != nil {
+			return nil, false, fmt.Errorf("%w: %s %q: disabled: %w", ErrUsage, flag, s, err)
+		}
+	}
+	return fields, off, nil
 }
