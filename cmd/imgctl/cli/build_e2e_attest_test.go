@@ -141,6 +141,9 @@ func (e *e2e) provenance(t *testing.T, a *attested, base string) *provenancetype
 	if err := json.Unmarshal(s.Predicate, &pr); err != nil {
 		t.Fatal(err)
 	}
+	if pr.BuildDefinition.BuildType != provenancetypes.BuildKitBuildType1 {
+		t.Errorf("%s: build type %q", a.image.Platform, pr.BuildDefinition.BuildType)
+	}
 	pin, err := v1.NewHash(e.baseDigest(t, base))
 	if err != nil {
 		t.Fatal(err)
@@ -188,8 +191,9 @@ func (e *e2e) wantBase(p string) string {
 }
 
 // sbomAndMaxProvenance builds again with the local scanner and
-// --provenance=mode=max: each image has one attestation manifest with a
-// max provenance (the build args recorded) and the scanner's SPDX
+// --provenance=mode=max,builder-id=URI: each image has one attestation
+// manifest with a max provenance (the build args and the builder id
+// recorded) and the scanner's SPDX
 // document, which lists the app's binary with the digest of the binary
 // in the image and, for Windows, the base's files under their C:\ paths
 // without Files/ and no Hives/.
@@ -198,10 +202,10 @@ func (e *e2e) sbomAndMaxProvenance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tag := e.reg.Host() + "/hello:sbom"
+	tag, builderID := e.reg.Host()+"/hello:sbom", "https://ci.example.com/runs/42"
 	start := time.Now()
 	out, stderr, code := run(t, append([]string{"build", "--builder", e.daemon.Addr, "--progress", "rawjson",
-		"--sbom=generator=" + scanner, "--provenance=mode=max", "-t", tag, "--build-arg", "VERSION=e2e"}, append(e.baseArgs, e.hello)...)...)
+		"--sbom=generator=" + scanner, "--provenance=mode=max,builder-id=" + builderID, "-t", tag, "--build-arg", "VERSION=e2e"}, append(e.baseArgs, e.hello)...)...)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, tail(stderr, 60))
 	}
@@ -222,6 +226,9 @@ func (e *e2e) sbomAndMaxProvenance(t *testing.T) {
 		pr := e.provenance(t, a, e.wantBase(p))
 		if got := pr.BuildDefinition.ExternalParameters.Request.Args["build-arg:VERSION"]; got != "e2e" || pr.BuildDefinition.InternalParameters.BuildConfig == nil {
 			t.Errorf("%s: mode=max provenance: build-arg:VERSION %q, build config %v", p, got, pr.BuildDefinition.InternalParameters.BuildConfig != nil)
+		}
+		if pr.RunDetails.Builder.ID != builderID {
+			t.Errorf("%s: builder id %q, want %q", p, pr.RunDetails.Builder.ID, builderID)
 		}
 		s := a.statement(t, predicateSPDX)
 		if s == nil {
