@@ -179,6 +179,16 @@ func countPrefix(ss []string, prefix string) int {
 	return n
 }
 
+func countContains(ss []string, sub string) int {
+	n := 0
+	for _, s := range ss {
+		if strings.Contains(s, sub) {
+			n++
+		}
+	}
+	return n
+}
+
 func formatDesc(d v1.Descriptor) string {
 	if d.Platform == nil {
 		return "-"

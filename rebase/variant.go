@@ -52,11 +52,16 @@ type Variant struct {
 // variant is a Variant with what was read to produce it.
 type variant struct {
 	Variant
-	desc    v1.Descriptor // the descriptor in the source index
-	plat    platform.Platform
-	app     *image
-	base    name.Reference // the base reference
-	old     *v1.Hash       // the recorded base.digest
+	desc v1.Descriptor // the descriptor in the source index
+	plat platform.Platform
+	app  *image
+	base name.Reference // the base reference
+	old  *v1.Hash       // the recorded base.digest
+	// oldChild is the old base's image for the platform (old, or its
+	// child when old is an index), set by Rebase.
+	oldChild v1.Hash
+	// newDesc is its descriptor in the new index, set by Rebase.
+	newDesc v1.Descriptor
 	current *resolved
 	note    string    // a note for Result.Notes, set by Rebase
 	snap    snapEntry // what the new index holds for it, set by Rebase
