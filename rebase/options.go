@@ -1,8 +1,10 @@
 package rebase
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/imgctl/imgctl/registry"
@@ -55,6 +57,17 @@ func (o *Options) jobs() int {
 		return DefaultJobs
 	}
 	return o.Jobs
+}
+
+// check refuses options that would write a bad provenance.
+func (o *Options) check() error {
+	if o.BuilderID == "" {
+		return nil
+	}
+	if u, err := url.Parse(o.BuilderID); err != nil || !u.IsAbs() || (u.Host == "" && u.Opaque == "") {
+		return fmt.Errorf("%w: %q", ErrBuilderID, o.BuilderID)
+	}
+	return nil
 }
 
 func (o *Options) builderID() string {

@@ -2,6 +2,7 @@ package rebase
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -230,6 +231,12 @@ func TestRebaseProvenanceOptions(t *testing.T) {
 	_, srcIndex := fetchIndex(t, f.app)
 	f.moveBases(t, winNew)
 	o := testOptions()
+	for _, bad := range []string{"ci", "/relative/path", "ci.example.com/rebase"} {
+		o.BuilderID = bad
+		if _, err := Rebase(ctx, f.app, tag(t, f.reg, "elsewhere/app:2"), o); !errors.Is(err, ErrBuilderID) {
+			t.Errorf("builder id %q: got %v, want ErrBuilderID", bad, err)
+		}
+	}
 	o.BuilderID = "https://ci.example.com/monthly-rebase"
 	target := tag(t, f.reg, "elsewhere/app:2")
 	if _, err := Rebase(ctx, f.app, target, o); err != nil {

@@ -48,6 +48,9 @@ type Result struct {
 // current it pushes nothing. Errors name the variant; a Windows build
 // change needs Options.AllowBuildChange.
 func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options) (*Result, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
 	r := &run{invocation: uuid.NewString(), started: time.Now(), target: target}
 	s := newSession(o, src, &target)
 	in, err := s.loadSource(ctx, src)
