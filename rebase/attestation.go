@@ -8,16 +8,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	godigest "github.com/opencontainers/go-digest"
 	specsgo "github.com/opencontainers/image-spec/specs-go"
 	specs "github.com/opencontainers/image-spec/specs-go/v1"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/imgctl/imgctl/index"
-	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
@@ -76,42 +73,40 @@ func attestationManifest(stmt []byte, subject v1.Descriptor) (index.Prepared, er
 
 // provenance writes, for each rebased variant, an attestation manifest
 // with imgctl's provenance, which lists the variant's old attestation
-// manifests; it returns the new manifests and the old ones, and says in
-// res.Notes what became of the old ones. An old SBOM is not carried over:
-// it lists the old base's files and packages, and rebase reads no layer to
-// list the new base's.
-func (s *session) provenance(ctx context.Context, r *run, res *Result) ([]index.Prepared, []oldAttestation, error) {
+// manifests, and says in res.Notes what became of the old ones. An old
+// SBOM is not carried over: it lists the old base's files and packages,
+// and rebase reads no layer to list the new base's.
+func (s *session) provenance(ctx context.Context, r *run, res *Result) ([]index.Prepared, error) {
 	var atts []index.Prepared
-	var all []oldAttestation
 	for _, v := range r.src.variants {
 		if v.NewDigest == "" {
 			continue
 		}
 		olds, err := s.oldAttestations(ctx, r.src, v)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		stmt, err := r.statement(&s.o, v, v.newDesc, olds)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		att, err := attestationManifest(stmt, v.newDesc)
 		if err != nil {
-			return nil, nil, fmt.Errorf("variant %s: %w", v.Platform, err)
+			return nil, fmt.Errorf("variant %s: %w", v.Platform, err)
 		}
 		att.From = r.src.ref
-		atts, all = append(atts, att), append(all, olds...)
+		atts = append(atts, att)
 		for _, a := range olds {
 			res.Notes = append(res.Notes, fmt.Sprintf("%s: attestation %s (%s) describes the image before the rebase: "+
-				"the new provenance %s lists it as a resolved dependency, and it stays in %s by digest",
-				v.Platform, a.desc.Digest, describeTypes(a.types), att.Descriptor.Digest, r.target.Context()))
+				"the new provenance %s lists it as a resolved dependency; it stays in %s as long as a tag there points at %s",
+				v.Platform, a.desc.Digest, describeTypes(a.types), att.Descriptor.Digest, r.src.ref.Context(), r.src.digest))
 			if slices.Contains(a.types, snapshot.PredicateSPDX) {
 				res.Notes = append(res.Notes, fmt.Sprintf("%s: its SBOM is not carried over: it lists the old base's packages, "+
 					"and rebase reads no layer to list the new base's (rebuild with --sbom for a current one)", v.Platform))
 			}
 		}
 	}
-	return atts, all, nil
+	return atts, nil
 }
 
 // describeTypes names predicate types for notes.
@@ -155,38 +150,4 @@ func (s *session) oldAttestations(ctx context.Context, in *source, v *variant) (
 		out = append(out, a)
 	}
 	return out, nil
-}
-
-// keepReachable makes the old attestation manifests present in the target
-// repository when it is not the source's, before the new index names them:
-// their blobs are mounted (streamed across registries) and the manifest is
-// PUT by digest, untagged. In the source repository they already are, and
-// the source tag, which rebase never changes, keeps them.
-func (s *session) keepReachable(ctx context.Context, in *source, target name.Repository, olds []oldAttestation) error {
-	if target == in.ref.Context() || len(olds) == 0 {
-		return nil
-	}
-	cp := s.rc.Copier(target)
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.o.jobs())
-	for _, a := range olds {
-		g.Go(func() error {
-			dst := target.Digest(a.desc.Digest.String())
-			got, err := s.rc.Head(gctx, dst)
-			if err != nil || got != nil {
-				return err
-			}
-			img, err := s.image(gctx, in.ref.Context(), a.desc.Digest)
-			if err != nil {
-				return err
-			}
-			for _, b := range append([]v1.Descriptor{img.manifest.Config}, img.manifest.Layers...) {
-				if err := cp.RemoteBlob(gctx, b.Digest, b.MediaType, in.ref.Context()); err != nil {
-					return fmt.Errorf("copying attestation %s: %w", a.desc.Digest, err)
-				}
-			}
-			return cp.Put(gctx, dst, registry.RawManifest{Raw: img.raw, Type: img.desc.MediaType})
-		})
-	}
-	return g.Wait()
 }

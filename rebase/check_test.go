@@ -117,9 +117,9 @@ func TestPartialRebase(t *testing.T) {
 		countContains(res.Notes, "describes the image before the rebase") != 1 || res.Index.Copied != 2 {
 		t.Errorf("variants %+v notes %q copied %d", res.Variants, res.Notes, res.Index.Copied)
 	}
-	// Into another repository, the kept variants and attestations, and the
-	// Windows variant's old attestation (kept by digest), are mounted; only
-	// the one new config and the new attestation are uploaded.
+	// Into another repository, the kept variants and attestations are
+	// mounted; only the one new config and the new attestation are
+	// uploaded.
 	f.reg.ResetStats()
 	other, err := Rebase(ctx, f.app, tag(t, f.reg, "other:1"), testOptions())
 	if err != nil {

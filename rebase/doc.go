@@ -83,11 +83,15 @@
 // index with their subject: an attestation that points at a manifest no
 // longer in the index is one that tools cannot place, and two attestation
 // manifests for one subject make buildx's loader show one of them at
-// random. The new provenance names them by digest instead, and they stay
-// in the target repository: in the source's repository the source tag,
-// which rebase never changes, keeps them; into another repository they are
-// copied by digest, untagged, so a registry that deletes untagged manifests
-// may collect them there, and the source tag is what keeps the chain.
+// random. The new provenance names them by digest in the source
+// repository instead, where the source index keeps them as long as a tag
+// points at it: rebase publishes a new tag and never changes the source's
+// (tags are immutable), so keep the source tag for as long as the chain of
+// provenance matters. When the target is that same repository (the monthly
+// job), they resolve there. Into another repository they are not copied:
+// an untagged copy is kept by nothing, and a registry that deletes
+// untagged manifests would collect it, so it would cost requests and keep
+// nothing.
 //
 // The old SBOM is not carried over, and no new one is written: it lists the
 // files and packages of the old base, which the rebase replaced (typically

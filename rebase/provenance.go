@@ -47,9 +47,10 @@ const (
 	// the annotation "index" is what the base reference pointed at.
 	DependencyNewBase = "new-base"
 	// DependencyAttestation is an attestation manifest of the variant
-	// before the rebase (BuildKit's provenance, its SBOM): kept by digest
-	// in the target repository, not in the new index. Its annotations give
-	// the predicate types it holds ("predicateTypes") and its subject.
+	// before the rebase (BuildKit's provenance, its SBOM), named in the
+	// source repository, where the source index keeps it; it is not in the
+	// new index. Its annotations give the predicate types it holds
+	// ("predicateTypes") and its subject.
 	DependencyAttestation = "attestation-manifest"
 )
 
@@ -96,7 +97,7 @@ func (r *run) statement(o *Options, v *variant, desc v1.Descriptor, olds []oldAt
 		for i, t := range a.types {
 			types[i] = t
 		}
-		deps = append(deps, dependency(DependencyAttestation, r.target.Context().Digest(a.desc.Digest.String()).String(), a.desc, nil,
+		deps = append(deps, dependency(DependencyAttestation, srcRepo.Digest(a.desc.Digest.String()).String(), a.desc, nil,
 			map[string]any{"predicateTypes": types, "subject": v.Digest}))
 	}
 	for _, d := range deps {

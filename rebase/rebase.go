@@ -44,7 +44,8 @@ type Result struct {
 // Each rebased variant gets a new attestation manifest holding imgctl's
 // SLSA provenance (BuildType), which lists the variant's old attestation
 // manifests as resolved dependencies; those leave the index (their subject
-// does) and stay in the target repository by digest. When every variant is
+// does) and stay in the source repository, kept by the source's tag. When
+// every variant is
 // current it pushes nothing. Errors name the variant; a Windows build
 // change needs Options.AllowBuildChange.
 func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options) (*Result, error) {
@@ -67,7 +68,7 @@ func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options)
 	if err != nil {
 		return nil, err
 	}
-	atts, olds, err := s.provenance(ctx, r, res)
+	atts, err := s.provenance(ctx, r, res)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +79,7 @@ func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options)
 		}
 	}
 	io := index.Options{Registry: s.rc, Logger: o.Logger, Force: o.Force, DryRun: o.DryRun, Jobs: o.Jobs}
-	ir, err := s.publish(ctx, r, children, atts, olds, io)
+	ir, err := s.publish(ctx, r, children, atts, io)
 	if err != nil {
 		return nil, err
 	}
@@ -87,18 +88,12 @@ func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options)
 	return res, nil
 }
 
-// publish publishes the index: the old attestations first, where the
-// target repository is not the source's, then the children and the new
-// attestations. When the tag exists, it is an earlier run of this rebase
-// if it holds the same images: its attestations are taken in place of the
-// new ones (whose times differ), so that the run is a no-op as before.
-func (s *session) publish(ctx context.Context, r *run, children, atts []index.Prepared, olds []oldAttestation, io index.Options) (*index.Result, error) {
+// publish publishes the children and the new attestations as one index.
+// When the tag exists, it is an earlier run of this rebase if it holds the
+// same images: its attestations are taken in place of the new ones (whose
+// times differ), so that the run is a no-op as before.
+func (s *session) publish(ctx context.Context, r *run, children, atts []index.Prepared, io index.Options) (*index.Result, error) {
 	annotations := r.src.annotations()
-	if !io.DryRun {
-		if err := s.keepReachable(ctx, r.src, r.target.Context(), olds); err != nil {
-			return nil, err
-		}
-	}
 	ir, err := index.PublishPrepared(ctx, r.target, slices.Concat(children, atts), annotations, io)
 	if !errors.Is(err, registry.ErrTagExists) || len(atts) == 0 {
 		return ir, err

@@ -39,11 +39,11 @@ imgctl's SLSA provenance v1: buildType ` + rebase.BuildType + `,
 builder.id ` + rebase.DefaultBuilderID + ` (or --builder-id) with imgctl's
 version, and as resolvedDependencies the source variant, the old and the new
 base (name and digest) and the variant's old attestation manifests. Those leave
-the index, with their subject, and stay in NEWTAG's repository by digest: the
-source tag keeps them there (keep it), and they are copied there when NEWTAG is
-in another repository. An old SBOM is not carried over: it lists the old
-base's packages, and rebase reads no layer to list the new one's; rebuild with
---sbom for a current SBOM. Current variants keep their attestations.
+the index, with their subject, and are named by digest in REF's repository,
+where REF's tag keeps them: keep that tag as long as the chain of provenance
+matters. An old SBOM is not carried over: it lists the old base's packages,
+and rebase reads no layer to list the new one's; rebuild with --sbom for a
+current SBOM. Current variants keep their attestations.
 
 A Windows variant never changes build without --allow-build-change. When every
 variant is current, nothing is pushed; a repeated rebase onto the tag it
