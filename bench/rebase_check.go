@@ -84,11 +84,7 @@ func (t *rebaseTally) addAttestations(idx v1.ImageIndex, atts []v1.Descriptor, i
 			t.atts++
 			continue
 		}
-		img, err := idx.Image(d.Digest)
-		if err != nil {
-			return err
-		}
-		m, err := img.Manifest()
+		_, m, err := imageManifest(idx, d.Digest)
 		if err != nil {
 			return err
 		}
@@ -107,11 +103,7 @@ func (t *rebaseTally) addAttestations(idx v1.ImageIndex, atts []v1.Descriptor, i
 
 // add checks one variant of the result.
 func (t *rebaseTally) add(idx v1.ImageIndex, d v1.Descriptor, w rebaseWant) error {
-	img, err := idx.Image(d.Digest)
-	if err != nil {
-		return err
-	}
-	m, err := img.Manifest()
+	img, m, err := imageManifest(idx, d.Digest)
 	if err != nil {
 		return err
 	}
@@ -143,6 +135,16 @@ func (t *rebaseTally) add(idx v1.ImageIndex, d v1.Descriptor, w rebaseWant) erro
 	}
 	t.family += boolInt(oci)
 	return nil
+}
+
+// imageManifest opens the child h of idx and reads its manifest.
+func imageManifest(idx v1.ImageIndex, h v1.Hash) (v1.Image, *v1.Manifest, error) {
+	img, err := idx.Image(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := img.Manifest()
+	return img, m, err
 }
 
 func digestsEqual(a, b []v1.Descriptor) bool {

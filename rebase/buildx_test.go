@@ -69,13 +69,7 @@ type slsaV1 struct {
 func TestBuildxReadsRebaseProvenance(t *testing.T) {
 	f := newFixture(t)
 	f.moveBases(t, winNew)
-	o := testOptions()
-	o.Version = "v1.2.3-test"
-	target := tag(t, f.reg, "app:2")
-	res, err := Rebase(ctx, f.app, target, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, target := rebaseApp(t, f, testOptions())
 	var before map[string]struct{ SLSA map[string]any }
 	if err := json.Unmarshal(buildxInspect(t, f.reg.Host(), f.app.String(), "{{json .Provenance}}"), &before); err != nil {
 		t.Fatal(err)

@@ -118,13 +118,7 @@ func TestRebaseProvenance(t *testing.T) {
 	var blobs blobLog
 	var puts manifestPuts
 	f.reg.SetMiddleware(func(h http.Handler) http.Handler { return blobs.middleware(puts.middleware(h)) })
-	o := testOptions()
-	o.Version = "v1.2.3-test"
-	target := tag(t, f.reg, "app:2")
-	res, err := Rebase(ctx, f.app, target, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, target := rebaseApp(t, f, testOptions())
 	idx, im := fetchIndex(t, target)
 	inIndex := map[string]bool{}
 	for _, d := range im.Manifests {
