@@ -143,8 +143,8 @@ func TestRebaseProvenance(t *testing.T) {
 			key = "windows"
 		}
 		atts := attestationOf(im, d.Digest)
-		if len(atts) != 1 {
-			t.Fatalf("%s: %d attestations, want 1", v.Platform, len(atts))
+		if len(atts) != 1 || v.Provenance != atts[0].Digest.String() {
+			t.Fatalf("%s: attestations %v, want 1 (Result says %s)", v.Platform, atts, v.Provenance)
 		}
 		st, p := readProvenance(t, idx, atts[0])
 		subj := st.GetSubject()

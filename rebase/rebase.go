@@ -45,9 +45,8 @@ type Result struct {
 // SLSA provenance (BuildType), which lists the variant's old attestation
 // manifests as resolved dependencies; those leave the index (their subject
 // does) and stay in the source repository, kept by the source's tag. When
-// every variant is
-// current it pushes nothing. Errors name the variant; a Windows build
-// change needs Options.AllowBuildChange.
+// every variant is current it pushes nothing. Errors name the variant; a
+// Windows build change needs Options.AllowBuildChange.
 func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options) (*Result, error) {
 	if err := o.check(); err != nil {
 		return nil, err
@@ -85,6 +84,13 @@ func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options)
 	}
 	res.Index, res.Pushed = ir, ir.Pushed
 	res.Notes = append(res.Notes, ir.Notes...)
+	for i, v := range res.Variants {
+		for _, d := range ir.Manifest.Manifests {
+			if v.NewDigest != "" && snapshot.IsAttestation(d) && d.Annotations[snapshot.AnnotationReferenceDigest] == v.NewDigest {
+				res.Variants[i].Provenance = d.Digest.String()
+			}
+		}
+	}
 	return res, nil
 }
 

@@ -45,6 +45,9 @@ type Variant struct {
 	BuildChange bool `json:"build_change,omitempty"`
 	// NewDigest is the rebased manifest (Rebase only).
 	NewDigest string `json:"new_digest,omitempty"`
+	// Provenance is the attestation manifest in the new index that holds
+	// the rebase's provenance of NewDigest (Rebase only).
+	Provenance string `json:"provenance,omitempty"`
 	// Note explains an unusual status.
 	Note string `json:"note,omitempty"`
 }

@@ -122,8 +122,8 @@ func TestRebaseCommand(t *testing.T) {
 		t.Fatalf("rebase: exit %d\n%s%s", code, out, errOut)
 	}
 	for i, v := range res.Variants {
-		if v.NewDigest == "" || v.NewDigest != plan.Variants[i].NewDigest {
-			t.Errorf("variant %s: rebased to %q, planned %q", v.Platform, v.NewDigest, plan.Variants[i].NewDigest)
+		if v.NewDigest == "" || v.NewDigest != plan.Variants[i].NewDigest || v.Provenance == "" {
+			t.Errorf("variant %s: rebased to %q (provenance %q), planned %q", v.Platform, v.NewDigest, v.Provenance, plan.Variants[i].NewDigest)
 		}
 	}
 	// Uploads: the 3 new configs and, per variant, the provenance
