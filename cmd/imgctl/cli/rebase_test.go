@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/rebase"
@@ -86,6 +87,32 @@ func decodeStrict(t *testing.T, s string, v any) {
 	}
 }
 
+// provenanceVersion reads builder.version["imgctl"] from the provenance
+// in the attestation manifest app@digest.
+func provenanceVersion(t *testing.T, reg *regtest.Registry, digest string) string {
+	t.Helper()
+	img := regtest.Must(remote.Image(reg.MustRef(t, "app@"+digest)))(t)
+	layers := regtest.Must(img.Layers())(t)
+	if len(layers) != 1 {
+		t.Fatalf("attestation %s: %d layers", digest, len(layers))
+	}
+	var st struct {
+		Predicate struct {
+			RunDetails struct {
+				Builder struct {
+					Version map[string]string `json:"version"`
+				} `json:"builder"`
+			} `json:"runDetails"`
+		} `json:"predicate"`
+	}
+	rc := regtest.Must(layers[0].Uncompressed())(t)
+	defer rc.Close()
+	if err := json.NewDecoder(rc).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Predicate.RunDetails.Builder.Version["imgctl"]
+}
+
 func TestRebaseCommand(t *testing.T) {
 	reg := regtest.New(t)
 	app := rebaseFixture(t, reg)
@@ -131,6 +158,13 @@ func TestRebaseCommand(t *testing.T) {
 	// a layer: the base layers are mounted.
 	if st.Mounts != 3 || st.BlobBytesReceived == 0 || st.BlobBytesReceived > 2048+3*4096 {
 		t.Errorf("layers did not move by mount only (3 base layers mounted, 3 configs and 3 attestations uploaded): %s", st)
+	}
+	// The provenance records the version imgctl version reports.
+	out, _, _ = run(t, "version", "-o", "json")
+	var ver VersionInfo
+	decodeStrict(t, out, &ver)
+	if got := provenanceVersion(t, reg, res.Variants[0].Provenance); ver.Version == "" || !strings.HasPrefix(got, ver.Version) {
+		t.Errorf("provenance records imgctl %q, imgctl version says %q", got, ver.Version)
 	}
 	out, errOut, code = run(t, "rebase", app, "-t", to("2"))
 	if code != 0 || !strings.HasPrefix(out, res.NewDigest+"\n") || !strings.Contains(out, "already points at this index") {
