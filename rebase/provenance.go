@@ -87,22 +87,23 @@ func (r *run) statement(o *Options, v *variant, desc v1.Descriptor, olds []oldAt
 		return nil, err
 	}
 	srcRepo := r.src.ref.Context()
-	deps := []*intoto.ResourceDescriptor{
-		dependency(DependencySource, srcRepo.Digest(v.Digest).String(), v.desc, plat, map[string]any{"index": r.src.digest.String(), "ref": r.src.ref.String()}),
-		dependency(DependencyOldBase, v.BaseName, v1.Descriptor{Digest: v.oldChild}, plat, map[string]any{"recorded": v.OldBase}),
-		dependency(DependencyNewBase, v.BaseName, v.current.desc, plat, map[string]any{"index": v.current.top.String()}),
+	wanted := []depSpec{
+		{DependencySource, srcRepo.Digest(v.Digest).String(), v.desc, plat, map[string]any{"index": r.src.digest.String(), "ref": r.src.ref.String()}},
+		{DependencyOldBase, v.BaseName, v1.Descriptor{Digest: v.oldChild}, plat, map[string]any{"recorded": v.OldBase}},
+		{DependencyNewBase, v.BaseName, v.current.desc, plat, map[string]any{"index": v.current.top.String()}},
 	}
 	for _, a := range olds {
 		types := make([]any, len(a.types))
 		for i, t := range a.types {
 			types[i] = t
 		}
-		deps = append(deps, dependency(DependencyAttestation, srcRepo.Digest(a.desc.Digest.String()).String(), a.desc, nil,
-			map[string]any{"predicateTypes": types, "subject": v.Digest}))
+		wanted = append(wanted, depSpec{DependencyAttestation, srcRepo.Digest(a.desc.Digest.String()).String(), a.desc, nil,
+			map[string]any{"predicateTypes": types, "subject": v.Digest}})
 	}
-	for _, d := range deps {
-		if d == nil {
-			return nil, fmt.Errorf("variant %s: describing the provenance's dependencies", v.Platform)
+	deps := make([]*intoto.ResourceDescriptor, len(wanted))
+	for i, d := range wanted {
+		if deps[i], err = d.resource(); err != nil {
+			return nil, fmt.Errorf("variant %s: provenance: %s %s: %w", v.Platform, d.role, d.ref, err)
 		}
 	}
 	pred := &slsa.Provenance{
@@ -139,26 +140,34 @@ func (r *run) statement(o *Options, v *variant, desc v1.Descriptor, olds []oldAt
 	return marshal(st)
 }
 
-// dependency describes the image d as a resolved dependency, as BuildKit
-// describes a base: ref (a tag, as a base is named, or repo@digest) as a
-// package URL with the platform, and d's digest. It returns nil when ref
-// cannot be a package URL.
-func dependency(role, ref string, d v1.Descriptor, plat *v1.Platform, ann map[string]any) *intoto.ResourceDescriptor {
-	u, err := purl.RefToPURL(packageurl.TypeDocker, ref, specPlatform(plat))
+// depSpec is one resolved dependency to describe: the image d, named by
+// ref (a tag, as a base is named, or repo@digest) with the platform.
+type depSpec struct {
+	role string
+	ref  string
+	d    v1.Descriptor
+	plat *v1.Platform
+	ann  map[string]any
+}
+
+// resource describes the dependency as BuildKit describes a base: ref as a
+// package URL with the platform, and d's digest.
+func (d depSpec) resource() (*intoto.ResourceDescriptor, error) {
+	u, err := purl.RefToPURL(packageurl.TypeDocker, d.ref, specPlatform(d.plat))
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	a, err := structpb.NewStruct(ann)
+	a, err := structpb.NewStruct(d.ann)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	return &intoto.ResourceDescriptor{
-		Name:        role,
+		Name:        d.role,
 		Uri:         u,
-		Digest:      map[string]string{d.Digest.Algorithm: d.Digest.Hex},
-		MediaType:   string(d.MediaType),
+		Digest:      map[string]string{d.d.Digest.Algorithm: d.d.Digest.Hex},
+		MediaType:   string(d.d.MediaType),
 		Annotations: a,
-	}
+	}, nil
 }
 
 // specPlatform converts a platform for purl, nil for none.
