@@ -147,7 +147,7 @@ func (c *buildCase) Describe() string {
 // tools against one registry, one set of seeded bases and one buildkitd,
 // and returns their RESULTS.md sections by case name.
 func runBuildCases(ctx context.Context, cs []*buildCase, o options, root, binDir, work string, log io.Writer) (*buildReport, error) {
-	tools, err := newBuildTools(root, work, !o.skipVerify)
+	tools, err := newBuildTools(root, work, !o.skipVerify, o.baseline)
 	if err != nil {
 		return nil, err
 	}
