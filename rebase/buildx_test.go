@@ -1,40 +1,12 @@
 package rebase
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/docker/buildx/util/imagetools"
-	"github.com/docker/buildx/util/resolver"
-	clitypes "github.com/docker/cli/cli/config/types"
-	"github.com/moby/buildkit/session/auth/authprovider"
+	"github.com/imgctl/imgctl/internal/regtest"
 )
-
-// buildxInspect runs what `docker buildx imagetools inspect REF --format
-// FORMAT` runs (imagetools.NewPrinter and Print, buildx v0.38.2) against
-// the test registry, over plain HTTP and without credentials.
-func buildxInspect(t *testing.T, host, ref, format string) []byte {
-	t.Helper()
-	plain := true
-	opt := imagetools.Opt{
-		Auth: func(context.Context, string, []string, authprovider.ExpireCachedAuthCheck) (clitypes.AuthConfig, error) {
-			return clitypes.AuthConfig{}, nil
-		},
-		RegistryConfig: map[string]resolver.RegistryConfig{host: {PlainHTTP: &plain}},
-	}
-	p, err := imagetools.NewPrinter(ctx, opt, ref, format)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := p.Print(false, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out.Bytes()
-}
 
 // slsaV1 is the part of SLSA provenance v1 the test reads back from
 // buildx's output.
@@ -71,10 +43,10 @@ func TestBuildxReadsRebaseProvenance(t *testing.T) {
 	f.moveBases(t, winNew)
 	res, target := rebaseApp(t, f, testOptions())
 	var before map[string]struct{ SLSA map[string]any }
-	if err := json.Unmarshal(buildxInspect(t, f.reg.Host(), f.app.String(), "{{json .Provenance}}"), &before); err != nil {
+	if err := json.Unmarshal(regtest.BuildxInspect(t, f.reg.Host(), f.app.String(), "{{json .Provenance}}"), &before); err != nil {
 		t.Fatal(err)
 	}
-	out := buildxInspect(t, f.reg.Host(), target.String(), "{{json .Provenance}}")
+	out := regtest.BuildxInspect(t, f.reg.Host(), target.String(), "{{json .Provenance}}")
 	var got map[string]struct{ SLSA slsaV1 }
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%s: %v", out, err)

@@ -12,11 +12,13 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	intoto "github.com/in-toto/in-toto-golang/in_toto"
+	slsa1 "github.com/in-toto/in-toto-golang/in_toto/slsa_provenance/v1"
 	provenancetypes "github.com/moby/buildkit/solver/llbsolver/provenance/types"
 	"github.com/spdx/tools-golang/spdx/v2/common"
 	spdx "github.com/spdx/tools-golang/spdx/v2/v2_3"
 
 	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
@@ -175,6 +177,50 @@ func (e *e2e) checkProvenance(t *testing.T) {
 		}
 		if a.statement(t, predicateSPDX) != nil {
 			t.Errorf("%s: an SBOM without --sbom", p)
+		}
+	}
+}
+
+// buildxReadsProvenance: buildx's own loader (`docker buildx imagetools
+// inspect --format '{{json .Provenance}}'`) reads the provenance of each
+// platform of the merged index (three solves), each naming the base of
+// its platform. buildx keys platforms without os.version, so one of the
+// two Windows images stands for both; its template turns a loader error
+// (an attestation whose subject is missing) into an empty result, so the
+// predicate's fields are asserted.
+func (e *e2e) buildxReadsProvenance(t *testing.T) {
+	out := regtest.BuildxInspect(t, e.reg.Host(), e.tag, "{{json .Provenance}}")
+	var got map[string]struct {
+		SLSA provenancetypes.ProvenancePredicateSLSA1 `json:"SLSA"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	bases := map[string][]string{
+		"linux/amd64":   {e.bases.Distroless},
+		"linux/arm64":   {e.bases.Distroless},
+		"windows/amd64": {e.bases.Nanoserver2022, e.bases.Nanoserver2025},
+	}
+	if len(got) != len(bases) {
+		t.Fatalf("buildx read provenance for %d platforms, want %d: %s", len(got), len(bases), out)
+	}
+	for p, prov := range got {
+		want, ok := bases[p]
+		if !ok {
+			t.Errorf("unexpected platform %s", p)
+			continue
+		}
+		if prov.SLSA.BuildDefinition.BuildType != provenancetypes.BuildKitBuildType1 {
+			t.Errorf("%s: build type %q", p, prov.SLSA.BuildDefinition.BuildType)
+		}
+		var pins []string
+		for _, b := range want {
+			pins = append(pins, strings.TrimPrefix(e.baseDigest(t, b), "sha256:"))
+		}
+		if !slices.ContainsFunc(prov.SLSA.BuildDefinition.ResolvedDependencies, func(d slsa1.ResourceDescriptor) bool {
+			return slices.Contains(pins, d.Digest["sha256"])
+		}) {
+			t.Errorf("%s: buildx read no resolved dependency at %v: %+v", p, pins, prov.SLSA.BuildDefinition.ResolvedDependencies)
 		}
 	}
 }

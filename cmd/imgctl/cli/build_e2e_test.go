@@ -99,6 +99,7 @@ func TestBuildE2E(t *testing.T) {
 	})
 	t.Run("metadata", e.checkMetadata)
 	t.Run("default provenance per image", e.checkProvenance)
+	t.Run("buildx reads the provenance", e.buildxReadsProvenance)
 	t.Run("existing tag refused", e.existingTag)
 	t.Run("second build is cached and ignores # syntax", e.cachedBuild)
 	t.Run("linux only is tagged by BuildKit", e.linuxTaggedByBuildKit)
