@@ -87,23 +87,10 @@ func (e *e2e) attestationsAt(t *testing.T, tag string) map[string]*attested {
 			t.Errorf("image %s has two attestation manifests", subj)
 		}
 		a.manifest = d
-		img, err := ii.Image(d.Digest)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := img.Manifest()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ld := range m.Layers {
-			l, err := img.LayerByDigest(ld.Digest)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rc, err := l.Compressed() // in-toto JSON, stored as it is
-			if err != nil {
-				t.Fatal(err)
-			}
+		img := regtest.Must(ii.Image(d.Digest))(t)
+		for _, ld := range regtest.Must(img.Manifest())(t).Layers {
+			l := regtest.Must(img.LayerByDigest(ld.Digest))(t)
+			rc := regtest.Must(l.Compressed())(t) // in-toto JSON, stored as it is
 			dt, err := io.ReadAll(rc)
 			_ = rc.Close()
 			if err != nil {
@@ -337,14 +324,7 @@ func (e *e2e) noProvenance(t *testing.T) {
 // of the image d of ii.
 func (e *e2e) appDigest(t *testing.T, ii v1.ImageIndex, d v1.Descriptor) string {
 	t.Helper()
-	img, err := ii.Image(d.Digest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	layers, err := img.Layers()
-	if err != nil {
-		t.Fatal(err)
-	}
+	layers := regtest.Must(regtest.Must(ii.Image(d.Digest))(t).Layers())(t)
 	name := "hello"
 	if d.Platform.OS == "windows" {
 		name = "Files/app/hello.exe"
