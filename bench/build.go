@@ -116,6 +116,12 @@ func (c *buildCase) Check(ctx context.Context, target string) ([]finding, error)
 	return checkBuild(ctx, c.refs(target), c.windows)
 }
 
+// buildRowsNote explains the imgctl rows beside the one compared with buildctl.
+const buildRowsNote = " The `imgctl+provenance` row is imgctl's default, without `--provenance=false`: BuildKit adds " +
+	"a SLSA provenance attestation (mode=min) per image, which the index carries. A row `imgctl@REV`, when present, " +
+	"is imgctl built from that earlier commit, with the same command line less `--provenance=false`: the figures " +
+	"before the supply-chain work, measured in this run."
+
 func (c *buildCase) Describe() string {
 	if !c.windows {
 		return "`examples/hello` (cross-compiled Go on a golang-like base, final stage on a distroless-like index) " +
@@ -127,7 +133,7 @@ func (c *buildCase) Describe() string {
 			"--opt build-arg:LINUX_BASE=... --output type=image,name=TARGET,push=true`. imgctl's result is that same " +
 			"index, which BuildKit pushes to the tag itself, with the base annotations added; imgctl's own requests " +
 			"are one handshake, the tag check and one GET of the final base, which the solve then uses by digest, " +
-			"so BuildKit does not resolve its tag."
+			"so BuildKit does not resolve its tag." + buildRowsNote
 	}
 	return "The same Dockerfile for linux/amd64, linux/arm64 and one Windows variant per LTSC release (ltsc2022, ltsc2025) " +
 		"on nanoserver-like bases. imgctl: `imgctl build --builder ADDR --progress quiet --provenance=false --no-verify " +
@@ -140,7 +146,7 @@ func (c *buildCase) Describe() string {
 		"each with `--output type=image,name=TARGET,push-by-digest=true,push=true` and `--metadata-file` for the digest. " +
 		"**buildctl cannot merge these into one index**: that takes another tool (`imgctl index create`, " +
 		"`crane index append`, `regctl index create`), whose requests and time are not in buildctl's row. So the " +
-		"buildctl row is its solves only, and the overhead below overstates imgctl's cost for the same result."
+		"buildctl row is its solves only, and the overhead below overstates imgctl's cost for the same result." + buildRowsNote
 }
 
 // runBuildCases runs the selected build cases with the selected build
