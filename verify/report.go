@@ -41,6 +41,10 @@ const (
 	RuleNotAnIndex             = "not-an-index"
 	RuleNoDescriptorPlatform   = "no-descriptor-platform"
 	RuleNestedIndex            = "nested-index"
+	// The supply-chain rules, reported by EvaluateAttestations.
+	RuleMissingProvenance = "missing-provenance"
+	RuleMissingSBOM       = "missing-sbom"
+	RuleUntrustedBuilder  = "untrusted-builder"
 )
 
 // Rules lists every rule name verify can report.
@@ -49,6 +53,7 @@ var Rules = []string{
 	RuleNoVariantForTarget, RuleUnreachableVariant, RuleDuplicatePlatform, RuleEngineDisagreement,
 	RuleOrderingQuirk, RuleShellFormEntrypoint, RuleContainerAdministrator, RuleForeignLayers,
 	RuleMissingPlatform, RuleDanglingAttestation, RuleNotAnIndex, RuleNoDescriptorPlatform, RuleNestedIndex,
+	RuleMissingProvenance, RuleMissingSBOM, RuleUntrustedBuilder,
 }
 
 // ErrNoMatch is returned by Resolve when the engine runs no variant.
