@@ -20,7 +20,9 @@ type Gate struct {
 	Verify verify.Options
 	Bases  Bases
 	Keys   []sign.Key
-	Rules  Rules
+	// SupplyChain are the policy's per-platform requirements.
+	SupplyChain []Requirement
+	Rules       Rules
 	// Registry is the run's registry client for signature reads; nil means
 	// registry.New().
 	Registry *registry.Client
@@ -61,7 +63,14 @@ func NewGate(p *Policy, flags verify.Options, keyFiles []string) (*Gate, error) 
 		}
 		g.Keys = append(g.Keys, k)
 	}
-	if err := g.Rules.validate(len(g.Keys) > 0); err != nil {
+	for _, sc := range p.SupplyChain {
+		r, err := sc.requirement(p)
+		if err != nil {
+			return nil, err
+		}
+		g.SupplyChain = append(g.SupplyChain, r)
+	}
+	if err := g.Rules.validate(len(g.Keys) > 0 || p.hasKeys()); err != nil {
 		return nil, fmt.Errorf("%w: rules: %w", ErrInvalidPolicy, err)
 	}
 	return g, nil
@@ -79,14 +88,14 @@ func union[T any](a, b []T, key func(T) string) []T {
 }
 
 // Check evaluates a snapshot of the manifest at s.Digest in repo: verify's
-// rules, the allowed bases, the signatures of the manifest and its children
-// (when the gate has keys, read by digest), then the severity overrides.
-// Signatures that cannot be read are an error, not a finding (see
+// rules, the allowed bases, the signatures and attestations the gate
+// requires (see chain), then the severity overrides. Signatures or
+// attestations that cannot be read are an error, not a finding (see
 // sign.Verify): there is then no report.
 func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *snapshot.Snapshot) (*verify.Report, error) {
 	rep := verify.Evaluate(ref, s, g.Verify)
 	rep.Findings = append(rep.Findings, g.Bases.Check(s)...)
-	fs, err := g.signatures(ctx, repo, s)
+	fs, err := g.chain(ctx, repo, s)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +104,18 @@ func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *s
 	return rep, nil
 }
 
-// signatures checks the signatures of s in repo with the gate's keys.
-func (g *Gate) signatures(ctx context.Context, repo name.Repository, s *snapshot.Snapshot) ([]verify.Finding, error) {
-	return sign.Verify(ctx, repo, sign.Subjects(s), g.Keys, sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency})
+// chain checks what the gate requires of s's supply chain in repo: the
+// signatures of the manifest and its children by the gate's keys (read by
+// digest), then the per-platform requirements of SupplyChain. Promote runs
+// it again at the destination.
+func (g *Gate) chain(ctx context.Context, repo name.Repository, s *snapshot.Snapshot) ([]verify.Finding, error) {
+	fs, err := sign.Verify(ctx, repo, sign.Subjects(s), g.Keys, sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency})
+	if err != nil {
+		return nil, err
+	}
+	sc, err := g.supplyChain(ctx, repo, s)
+	if err != nil {
+		return nil, err
+	}
+	return append(fs, sc...), nil
 }

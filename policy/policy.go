@@ -13,10 +13,43 @@
 //	runAsNonRoot: false
 //	allowedBases: [mcr.microsoft.com/windows/*, docker.io/library/alpine]
 //	keys: [cosign.pub]
+//	supplyChain:
+//	  - platforms: ["windows/*", linux/amd64]
+//	    keys: [release.pub]
+//	    provenance: true
+//	    builders:
+//	      - buildType: https://mobyproject.org/buildkit@v1
+//	      - builderId: https://github.com/imgctl/imgctl/*
+//	        buildType: https://github.com/imgctl/imgctl/rebase/v1
+//	    sbom: true
 //	rules: {errors: [ordering-quirk], ignore: [foreign-layers]}
 //
 // Unknown fields, unknown rule names and unparsable targets, platforms or
 // base patterns are errors. Key paths are relative to the policy file.
+//
+// # Supply chain
+//
+// Each supplyChain entry applies to the images (not attestation manifests)
+// whose platform one of its platforms matches: "*", "os/*", "*/arch", or a
+// platform (os/arch[/variant][:os.version], matched as requirePlatforms
+// are). For those images it requires:
+//   - keys: a signature by each key, in any format sign.Verify reads, as
+//     the top-level keys require of every manifest (reported as unsigned,
+//     bad-signature);
+//   - provenance: a SLSA provenance attestation (v0.2 or v1) in the index
+//     that names the image as its subject (missing-provenance); with
+//     builders, one whose builder id and build type match one entry
+//     (untrusted-builder). A builder entry sets builderId, buildType or
+//     both; each is matched exactly, except that "*" matches any run of
+//     characters, "/" included. BuildKit writes build type
+//     https://mobyproject.org/buildkit@v1 in v0.2 provenance and
+//     https://github.com/moby/buildkit/blob/master/docs/attestations/slsa-definitions.md
+//     in v1, and an empty builder id unless the build gives one;
+//   - sbom: an SBOM attestation (SPDX or CycloneDX) attached to the image
+//     (missing-sbom).
+//
+// Attestations are read only when an entry requires them of an image of
+// the index: a policy without supplyChain costs no request more.
 //
 // # Precedence
 //
@@ -36,6 +69,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -59,6 +93,9 @@ type Policy struct {
 	// Keys are paths of cosign public keys; every key must verify the
 	// index and each of its children.
 	Keys []string `yaml:"keys"`
+	// SupplyChain are per-platform requirements of signatures and
+	// attestations.
+	SupplyChain []SupplyChain `yaml:"supplyChain"`
 	// Rules override severities.
 	Rules Rules `yaml:"rules"`
 
@@ -128,16 +165,29 @@ func (p *Policy) validate() error {
 			errs = append(errs, errors.New("keys: empty path"))
 		}
 	}
-	if err := p.Rules.validate(len(p.Keys) > 0); err != nil {
+	for i, sc := range p.SupplyChain {
+		if err := sc.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("supplyChain[%d]: %w", i, err))
+		}
+	}
+	if err := p.Rules.validate(p.hasKeys()); err != nil {
 		errs = append(errs, fmt.Errorf("rules: %w", err))
 	}
 	return errors.Join(errs...)
 }
 
+// hasKeys reports whether the policy requires a signature anywhere.
+func (p *Policy) hasKeys() bool {
+	return len(p.Keys) > 0 || slices.ContainsFunc(p.SupplyChain, func(sc SupplyChain) bool { return len(sc.Keys) > 0 })
+}
+
 // KeyPaths returns the key paths, relative ones joined to Dir.
-func (p *Policy) KeyPaths() []string {
-	out := make([]string, len(p.Keys))
-	for i, k := range p.Keys {
+func (p *Policy) KeyPaths() []string { return p.paths(p.Keys) }
+
+// paths joins relative key paths to Dir.
+func (p *Policy) paths(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
 		if !filepath.IsAbs(k) && p.Dir != "" {
 			k = filepath.Join(p.Dir, k)
 		}

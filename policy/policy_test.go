@@ -24,6 +24,10 @@ func TestExamplePolicy(t *testing.T) {
 	if got, want := p.KeyPaths(), []string{filepath.Join("../examples", "cosign.pub")}; got[0] != want[0] {
 		t.Fatalf("key paths %v, want %v", got, want)
 	}
+	if len(p.SupplyChain) != 2 || !p.SupplyChain[0].Provenance || !p.SupplyChain[0].SBOM || len(p.SupplyChain[0].Builders) != 3 ||
+		len(p.SupplyChain[1].Keys) != 1 {
+		t.Fatalf("example supply chain read as %+v", p.SupplyChain)
+	}
 }
 
 func TestParseRejects(t *testing.T) {

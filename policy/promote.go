@@ -23,9 +23,16 @@ var (
 	// ErrRefused is returned when the source fails the gate; nothing is
 	// written.
 	ErrRefused = errors.New("refusing to promote")
-	// ErrUnverifiedCopy is returned when the signatures copied to the
-	// target repository do not verify there; the tag is not written.
-	ErrUnverifiedCopy = errors.New("the copied signatures do not verify at the destination")
+	// ErrUnverifiedCopy is returned when the signatures or attestations
+	// copied to the target repository do not pass the gate's requirements
+	// there; the tag is not written.
+	ErrUnverifiedCopy = errors.New("the copied supply chain does not verify at the destination")
+	// ErrImmutableArtifactTag is returned when the destination refuses to
+	// update a cosign tag or a referrers fallback tag because it holds
+	// tags immutable (registry.ImmutableTagError); the tag is not written.
+	// It is not a missing signature: the registry's rule must exempt
+	// those tags.
+	ErrImmutableArtifactTag = errors.New("the destination holds signature and referrer tags immutable")
 )
 
 // PromoteOptions control Promote.
@@ -53,9 +60,10 @@ type Promotion struct {
 // Promote resolves src to a digest once, checks that digest with the gate,
 // and copies exactly it to dst: the manifest and every child by their exact
 // bytes (blobs mounted within a registry, streamed across registries), then
-// the cosign signature, attestation and SBOM tags and the referrers of the
-// manifest and of each child, then, once the signatures verify at dst, the
-// tag. An existing dst tag is never overwritten (registry.ErrTagExists).
+// the cosign signature, attestation and SBOM tags and the referrers (or
+// their fallback tag) of the manifest and of each child, attestation
+// manifests included, then, once the gate's signature and attestation
+// requirements pass at dst, the tag. An existing dst tag is never overwritten (registry.ErrTagExists).
 // When it already points at the digest (a re-run, or a plain `crane copy`
 // that copied the index but not its signatures), Promote still makes dst
 // complete, copying the artifacts it lacks and verifying the signatures
@@ -142,15 +150,20 @@ func (g *Gate) complete(ctx context.Context, rc *registry.Client, cp *registry.C
 	if cr != nil {
 		pr.Signatures = *cr
 	}
+	var imm *registry.ImmutableTagError
+	if errors.As(err, &imm) {
+		return fmt.Errorf("%w: %s refused to update %s (cosign's sha256-<digest>.sig, .att and .sbom tags and the referrers fallback tag sha256-<digest> change whenever a signature or referrer is added): exempt them from the registry's tag immutability rule; %s was not tagged: %w",
+			ErrImmutableArtifactTag, dstRepo.RegistryStr(), imm.Tag, pr.Target, err)
+	}
 	if err != nil {
 		return err
 	}
-	fs, err := g.signatures(ctx, dstRepo, snap)
+	fs, err := g.chain(ctx, dstRepo, snap)
 	if err != nil {
 		return err
 	}
 	if len(fs) > 0 {
-		return fmt.Errorf("%w: %s: %s", ErrUnverifiedCopy, fs[0].Digest, fs[0].Message)
+		return fmt.Errorf("%w: %s %s: %s", ErrUnverifiedCopy, fs[0].Rule, fs[0].Digest, fs[0].Message)
 	}
 	return nil
 }
