@@ -16,14 +16,20 @@ func newPromoteCmd(ro *rootOptions) *cobra.Command {
 	o := &gateFlags{}
 	cmd := &cobra.Command{
 		Use:   "promote SRC DST",
-		Short: "Verify an index against the policy and copy it, signatures included, to a release tag",
+		Short: "Verify an index against the policy and copy it, signatures and attestations included, to a release tag",
 		Long: `promote resolves SRC to a digest once and verifies that digest: verify's
 rules, the policy (--policy), and the cosign signatures of the index and its
 children when the policy or --key names keys. When it passes, promote copies
 exactly that digest to the tag DST, in the same or another registry: every
-child by its exact bytes (blobs mounted within a registry), the cosign .sig,
-.att and .sbom tags and the OCI referrers of the index and of each child, and
-tags DST last, once the signatures verify there. The digest never changes.
+child by its exact bytes (blobs mounted within a registry), attestation
+manifests included, the cosign .sig, .att and .sbom tags and the OCI
+referrers (through the referrers API or its sha256-<digest> fallback tag) of
+the index and of each child, and tags DST last, once the signatures and the
+attestations the policy requires verify there. The digest never changes.
+
+A destination that holds tags immutable (Harbor, ECR) and refuses to update
+a signature or referrers fallback tag fails the promotion (exit 2) with the
+registry's refusal, and DST is not tagged: exempt those tags from the rule.
 
 DST is never overwritten: when it exists and points at another digest,
 promote exits 2 and writes nothing; when it already points at SRC's digest
