@@ -60,10 +60,12 @@ type Promotion struct {
 // Promote resolves src to a digest once, checks that digest with the gate,
 // and copies exactly it to dst: the manifest and every child by their exact
 // bytes (blobs mounted within a registry, streamed across registries), then
-// the cosign signature, attestation and SBOM tags and the referrers (or
-// their fallback tag) of the manifest and of each child, attestation
-// manifests included, then, once the gate's signature and attestation
-// requirements pass at dst, the tag. An existing dst tag is never overwritten (registry.ErrTagExists).
+// the attestation manifests outside the index that its provenance names
+// as predecessors (imgctl rebase keeps them by digest), the cosign
+// signature, attestation and SBOM tags and the referrers (or their
+// fallback tag) of the manifest, of each child (attestation manifests
+// included) and of those predecessors, then, once the gate's signature and
+// attestation requirements pass at dst, the tag. An existing dst tag is never overwritten (registry.ErrTagExists).
 // When it already points at the digest (a re-run, or a plain `crane copy`
 // that copied the index but not its signatures), Promote still makes dst
 // complete, copying the artifacts it lacks and verifying the signatures
@@ -136,6 +138,10 @@ func (g *Gate) complete(ctx context.Context, rc *registry.Client, cp *registry.C
 	if dstRepo.Name() == pr.Source.Context().Name() {
 		return nil
 	}
+	prev, err := previousAttestations(ctx, rc, pr.Source.Context(), snap, g.Concurrency)
+	if err != nil {
+		return err
+	}
 	if err := cp.Push(ctx, dstRepo.Digest(desc.Digest.String()), desc); err != nil {
 		return fmt.Errorf("copying %s to %s: %w", pr.Source, dstRepo, err)
 	}
@@ -145,6 +151,13 @@ func (g *Gate) complete(ctx context.Context, rc *registry.Client, cp *registry.C
 		if snap.Index != nil {
 			digests = append(digests, e.Descriptor.Digest)
 		}
+	}
+	for _, d := range prev {
+		if err := cp.Push(ctx, dstRepo.Digest(d.Digest.String()), d); err != nil {
+			return fmt.Errorf("copying the earlier attestation manifest %s to %s: %w", d.Digest, dstRepo, err)
+		}
+		log.Debug("copied earlier attestation manifest", "digest", d.Digest.String(), "to", dstRepo.String())
+		digests = append(digests, d.Digest)
 	}
 	cr, err := rc.CopyArtifacts(ctx, pr.Source.Context(), dstRepo, digests, registry.ArtifactOptions{Merge: sign.Merge(rc)})
 	if cr != nil {

@@ -336,6 +336,63 @@ func putBundle(t *testing.T, repo name.Repository, subject v1.Descriptor, fallba
 	return regtest.Must(h, err)(t)
 }
 
+// TestPromotePreviousAttestations: the attestation manifests a rebase
+// provenance names as predecessors, kept by digest outside the index (and
+// theirs in turn), are copied with their signatures; a predecessor the
+// source lacks fails the promotion before anything is written.
+func TestPromotePreviousAttestations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	k := newKey(t)
+	src, prod := regtest.New(t), regtest.New(t)
+	repo := regtest.Must(src.Repo("ci/app"))(t)
+	linux := regtest.Must(regtest.LinuxImage("amd64"))(t)
+	// BuildKit's attestation of the image before the first rebase, then
+	// the first rebase's: both kept by digest only.
+	first := regtest.Must(regtest.AttestationOf(regtest.Must(linux.Digest())(t), regtest.ProvenanceV02(""), regtest.SPDX("busybox")))(t)
+	fd := regtest.Must(first.Digest())(t)
+	second := regtest.Must(regtest.AttestationOf(regtest.Must(linux.Digest())(t), regtest.RebaseProvenance(fd)))(t)
+	sd := regtest.Must(second.Digest())(t)
+	for _, img := range []v1.Image{first, second} {
+		regtest.MustPush(t, repo.Digest(regtest.Must(img.Digest())(t).String()), img)
+		if _, err := sign.Sign(ctx, repo.Digest(regtest.Must(img.Digest())(t).String()), k.sv, sign.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing := regtest.Must(v1.NewHash("sha256:" + strings.Repeat("0", 64)))(t)
+	for _, tc := range []struct {
+		name     string
+		previous []v1.Hash
+		copied   []v1.Hash
+	}{{"copied", []v1.Hash{sd}, []v1.Hash{sd, fd}}, {"missing at the source", []v1.Hash{missing}, nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			idx := regtest.Must(regtest.Index(regtest.Entry{Image: linux},
+				regtest.Must(regtest.AttestationEntryOf(linux, regtest.RebaseProvenance(tc.previous...), regtest.SPDX("busybox")))(t)))(t)
+			srcRef := pushSigned(t, src, "ci/app:"+strings.ReplaceAll(tc.name, " ", "-"), idx, &k, false)
+			dst := tag(t, prod, "release/app:"+strings.ReplaceAll(tc.name, " ", "-"))
+			pr, err := gate(t, parse(t, chainPolicy, ""), k.path).Promote(ctx, srcRef, dst, PromoteOptions{})
+			if tc.copied == nil {
+				if err == nil || !strings.Contains(err.Error(), missing.String()) || headDigest(t, dst) != nil ||
+					headDigest(t, dst.Context().Digest(srcRef.DigestStr())) != nil {
+					t.Fatalf("Promote: %v; want a failure naming %s and nothing written", err, missing)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pr.Signatures.Tags != 3+len(tc.copied) {
+				t.Errorf("copied %d signature tags, want those of the index, its 2 children and the %d predecessors", pr.Signatures.Tags, len(tc.copied))
+			}
+			for _, d := range tc.copied {
+				if headDigest(t, dst.Context().Digest(d.String())) == nil || headDigest(t, registry.SignatureTag(dst.Context(), d, "sig")) == nil {
+					t.Errorf("predecessor %s or its signature is not at the destination", d)
+				}
+			}
+		})
+	}
+}
+
 // TestPromoteChecksDestination: when what was copied does not pass the
 // gate at the destination (a registry that loses a signature tag, or an
 // attestation manifest), promote fails and the tag is not written.

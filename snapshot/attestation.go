@@ -65,6 +65,11 @@ type Statement struct {
 	// buildType in SLSA v0.2, runDetails.builder.id and
 	// buildDefinition.buildType in v1.
 	BuilderID, BuildType string
+	// Previous are the attestation manifests a SLSA v1 provenance lists
+	// as resolvedDependencies named AttestationManifest: those of the
+	// image it was made from (imgctl rebase keeps them by digest in the
+	// repository, outside the index).
+	Previous []v1.Hash
 }
 
 // Describes reports whether the statement names h as a subject. A
@@ -125,6 +130,15 @@ func ParseStatement(b []byte) (Statement, error) {
 			return Statement{}, fmt.Errorf("%w: SLSA v1 predicate: %w", ErrInvalidStatement, err)
 		}
 		s.BuilderID, s.BuildType = p.RunDetails.Builder.ID, p.BuildDefinition.BuildType
+		for _, dep := range p.BuildDefinition.ResolvedDependencies {
+			if hex, ok := dep.Digest["sha256"]; ok && dep.Name == AttestationManifest {
+				d, err := v1.NewHash("sha256:" + hex)
+				if err != nil {
+					return Statement{}, fmt.Errorf("%w: resolvedDependency %q: %w", ErrInvalidStatement, dep.Name, err)
+				}
+				s.Previous = append(s.Previous, d)
+			}
+		}
 	}
 	return s, nil
 }
@@ -184,6 +198,19 @@ func LoadAttestations(ctx context.Context, s *Snapshot, subjects []v1.Hash, r At
 		return nil, err
 	}
 	return out, nil
+}
+
+// ReadAttestation reads one attestation manifest, desc, and its
+// statements as LoadAttestations does; subject is what it is attached to.
+func ReadAttestation(ctx context.Context, desc v1.Descriptor, subject v1.Hash, r AttestationReader, concurrency int) (*Attestation, error) {
+	if concurrency <= 0 {
+		concurrency = DefaultConcurrency
+	}
+	a := &Attestation{Descriptor: desc, Subject: subject}
+	if err := a.load(ctx, r, concurrency); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // load reads one attestation manifest and its statements.

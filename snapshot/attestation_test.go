@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -106,6 +108,30 @@ func TestLoadAttestations(t *testing.T) {
 	only, err := snapshot.LoadAttestations(context.Background(), s, []v1.Hash{wd}, &indexReader{idx: idx}, 2)
 	if err != nil || len(only) != 1 || only[0].Subject != wd {
 		t.Fatalf("attestations of %s only: %+v, %v", wd, only, err)
+	}
+}
+
+// TestStatementPrevious: a rebase provenance's resolvedDependencies named
+// attestation-manifest are the earlier attestation manifests; BuildKit's
+// base image dependency is not one.
+func TestStatementPrevious(t *testing.T) {
+	old := []v1.Hash{regtest.Must(v1.NewHash("sha256:" + strings.Repeat("a", 64)))(t), regtest.Must(v1.NewHash("sha256:" + strings.Repeat("b", 64)))(t)}
+	for _, tc := range []struct {
+		name string
+		pred regtest.Predicate
+		want []v1.Hash
+	}{
+		{"rebase", regtest.RebaseProvenance(old...), old},
+		{"BuildKit v1", regtest.ProvenanceV1("", provenancetypes.BuildKitBuildType1), nil},
+	} {
+		b, err := json.Marshal(map[string]any{"predicateType": tc.pred.Type, "predicate": tc.pred.Body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := snapshot.ParseStatement(b)
+		if err != nil || !slices.Equal(st.Previous, tc.want) {
+			t.Errorf("%s: previous %v, %v; want %v", tc.name, st.Previous, err, tc.want)
+		}
 	}
 }
 

@@ -155,3 +155,18 @@ func AttestedIndex(imgs []v1.Image, preds ...Predicate) (v1.ImageIndex, error) {
 	}
 	return Index(entries...)
 }
+
+// RebaseProvenance returns a SLSA v1 provenance shaped as imgctl rebase
+// writes it: its builder id and build type, and each of previous (the
+// image's attestation manifests before the rebase) as a resolvedDependency
+// named "attestation-manifest".
+func RebaseProvenance(previous ...v1.Hash) Predicate {
+	p := buildkitProvenance("https://github.com/imgctl/imgctl", "https://github.com/imgctl/imgctl/rebase/v1")
+	for _, d := range previous {
+		p.BuildDefinition.ResolvedDependencies = append(p.BuildDefinition.ResolvedDependencies, slsa1.ResourceDescriptor{
+			Name: snapshot.AttestationManifest, URI: "pkg:docker/imgctl/app@" + d.String(),
+			Digest: slsa.DigestSet{d.Algorithm: d.Hex}, MediaType: "application/vnd.oci.image.manifest.v1+json",
+		})
+	}
+	return Predicate{Type: slsa1.PredicateSLSAProvenance, Body: p}
+}
