@@ -120,6 +120,9 @@ func (g *Gate) Promote(ctx context.Context, src name.Reference, dst name.Tag, o 
 		}
 		return nil
 	})
+	if errors.Is(err, ErrImmutableArtifactTag) {
+		return pr, fmt.Errorf("%s was not tagged: %w", dst, err)
+	}
 	if err != nil {
 		return pr, err
 	}
@@ -165,8 +168,8 @@ func (g *Gate) complete(ctx context.Context, rc *registry.Client, cp *registry.C
 	}
 	var imm *registry.ImmutableTagError
 	if errors.As(err, &imm) {
-		return fmt.Errorf("%w: %s refused to update %s (cosign's sha256-<digest>.sig, .att and .sbom tags and the referrers fallback tag sha256-<digest> change whenever a signature or referrer is added): exempt them from the registry's tag immutability rule; %s was not tagged: %w",
-			ErrImmutableArtifactTag, dstRepo.RegistryStr(), imm.Tag, pr.Target, err)
+		return fmt.Errorf("%w: %s refused to update %s (cosign's sha256-<digest>.sig, .att and .sbom tags and the referrers fallback tag sha256-<digest> change whenever a signature or referrer is added): exempt them from the registry's tag immutability rule: %w",
+			ErrImmutableArtifactTag, dstRepo.RegistryStr(), imm.Tag, err)
 	}
 	if err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -263,7 +262,7 @@ func TestPromoteSupplyChain(t *testing.T) {
 			var bundles []v1.Hash
 			for _, e := range s.Entries {
 				if e.IsAttestation() {
-					bundles = append(bundles, putBundle(t, srcRef.Context(), e.Descriptor, !tc.referrers))
+					bundles = append(bundles, putBundle(t, srcRef.Context(), e.Descriptor, !tc.referrers, "ci"))
 				}
 			}
 			dst := tag(t, prod, "release/app:1.0")
@@ -315,9 +314,9 @@ const bundleType = "application/vnd.dev.sigstore.bundle.v0.3+json"
 // layer, an empty config), through the referrers API or, with fallback,
 // the sha256-<digest> fallback tag. The bundle is not a valid signature:
 // promote copies referrers whatever they hold.
-func putBundle(t *testing.T, repo name.Repository, subject v1.Descriptor, fallback bool) v1.Hash {
+func putBundle(t *testing.T, repo name.Repository, subject v1.Descriptor, fallback bool, keyid string) v1.Hash {
 	t.Helper()
-	layer := static.NewLayer([]byte(`{"mediaType":"`+bundleType+`","dsseEnvelope":{"payloadType":"application/vnd.in-toto+json","payload":"e30=","signatures":[]}}`), bundleType)
+	layer := static.NewLayer([]byte(`{"mediaType":"`+bundleType+`","dsseEnvelope":{"payloadType":"application/vnd.in-toto+json","payload":"e30=","signatures":[{"keyid":"`+keyid+`","sig":""}]}}`), bundleType)
 	cfg := static.NewLayer([]byte("{}"), "application/vnd.oci.empty.v1+json")
 	desc := func(l v1.Layer) v1.Descriptor {
 		d := regtest.Must(partial.Descriptor(l))(t)
@@ -436,25 +435,6 @@ func TestPromoteChecksDestination(t *testing.T) {
 	}
 }
 
-// harborImmutable answers a PUT of a tag that exists as Harbor does under
-// a tag immutability rule that covers every tag.
-func harborImmutable(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		repo, ref, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/v2/"), "/manifests/")
-		if r.Method == http.MethodPut && ok && !strings.Contains(ref, ":") {
-			head := httptest.NewRecorder()
-			next.ServeHTTP(head, httptest.NewRequest(http.MethodHead, r.URL.Path, nil))
-			if head.Code == http.StatusOK {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusPreconditionFailed)
-				fmt.Fprintf(w, `{"errors":[{"code":"PRECONDITION","message":"Failed to process request due to '%s:%s' configured as immutable."}]}`, repo, ref)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // TestPromoteImmutableSignatureTag: a destination that holds its tags
 // immutable refuses to update a signature tag that promote merges into;
 // promote says so, not "unsigned", and exits as for a tag refusal.
@@ -462,7 +442,7 @@ func TestPromoteImmutableSignatureTag(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	k, k2 := newKey(t), newKey(t)
-	src, prod := regtest.New(t), regtest.New(t, regtest.WithMiddleware(harborImmutable))
+	src, prod := regtest.New(t), regtest.New(t, regtest.WithMiddleware(regtest.ImmutableTags))
 	srcRef := pushSigned(t, src, "ci/app:1", regtest.Must(regtest.MultiOSIndex())(t), &k, false)
 	dst := tag(t, prod, "release/app:1.0")
 	if _, err := gate(t, nil, k.path).Promote(ctx, srcRef, dst, PromoteOptions{}); err != nil {
@@ -478,4 +458,29 @@ func TestPromoteImmutableSignatureTag(t *testing.T) {
 		!strings.Contains(err.Error(), "configured as immutable") || strings.Contains(err.Error(), sign.RuleUnsigned) {
 		t.Fatalf("Promote: %v, want ErrImmutableArtifactTag naming the registry's refusal", err)
 	}
+
+	// Without the referrers API, the second referrer of a subject copied
+	// updates the fallback tag the first one wrote.
+	fresh := pushSigned(t, src, "ci/fresh:1", regtest.Must(regtest.MultiOSIndex())(t), &k, false)
+	subject := v1.Descriptor{MediaType: types.OCIImageIndex, Digest: regtest.Must(v1.NewHash(fresh.DigestStr()))(t), Size: loadSnapSize(t, fresh)}
+	putBundle(t, fresh.Context(), subject, true, "ci")
+	putBundle(t, fresh.Context(), subject, true, "release") // a second signer
+	dst = tag(t, prod, "release/fresh:1.0")
+	_, err = gate(t, nil, k.path).Promote(ctx, fresh, dst, PromoteOptions{})
+	if !errors.Is(err, ErrImmutableArtifactTag) || !strings.Contains(err.Error(), ":sha256-"+subject.Digest.Hex+" ") {
+		t.Fatalf("Promote: %v, want ErrImmutableArtifactTag naming the fallback tag", err)
+	}
+	if headDigest(t, dst) != nil {
+		t.Error("the tag was written")
+	}
+}
+
+// loadSnapSize returns the size of the manifest ref names.
+func loadSnapSize(t *testing.T, ref name.Reference) int64 {
+	t.Helper()
+	d, err := remote.Head(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Size
 }

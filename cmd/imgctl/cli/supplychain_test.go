@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,11 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/imgctl/imgctl/internal/disttest"
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/sign"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -193,5 +196,29 @@ func TestDistPromoteSupplyChain(t *testing.T) {
 	if out, _, code := run(t, "verify", dst, "--policy", writePolicy(t, "targets: [ltsc2025]\nsupplyChain: [{platforms: ['*'], provenance: true, builders: [{builderId: https://ci.example/*}]}]\n"), "-o", "json"); code != ExitFailed ||
 		len(errorRules(t, out)) != 2 {
 		t.Fatalf("an untrusted builder at the destination: exit %d\n%s", code, out)
+	}
+}
+
+// TestPromoteImmutableSignatureTagCLI: a destination that holds tags
+// immutable refuses to update a signature tag promote merges into; promote
+// exits 2 and says why, and never reports the image unsigned.
+func TestPromoteImmutableSignatureTagCLI(t *testing.T) {
+	t.Parallel()
+	reg, prod := regtest.New(t), regtest.New(t, regtest.WithMiddleware(regtest.ImmutableTags))
+	sv, pub := sigKey(t)
+	sv2, _ := sigKey(t)
+	src, d := sigPush(t, reg, "ci/app:1", regtest.Must(regtest.MultiOSIndex())(t), sv)
+	dst := prod.Host() + "/release/app:1.0"
+	if out, errOut, code := run(t, "promote", src, dst, "--key", pub); code != 0 {
+		t.Fatalf("first promotion: exit %d\n%s%s", code, out, errOut)
+	}
+	srcDigest := reg.MustRef(t, "ci/app@"+d).(name.Digest)
+	if _, err := sign.Sign(context.Background(), srcDigest, sv2, sign.Options{Recursive: true}); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := run(t, "promote", src, dst, "--key", pub)
+	if code != ExitError || !strings.Contains(errOut, "configured as immutable") || !strings.Contains(errOut, "exempt") ||
+		strings.Contains(out+errOut, sign.RuleUnsigned) {
+		t.Fatalf("promotion onto immutable signature tags: exit %d, want 2 naming the refusal\n%s%s", code, out, errOut)
 	}
 }
