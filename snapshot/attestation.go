@@ -9,34 +9,17 @@ import (
 	"slices"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 	slsa02 "github.com/in-toto/in-toto-golang/in_toto/slsa_provenance/v0.2"
 	slsa1 "github.com/in-toto/in-toto-golang/in_toto/slsa_provenance/v1"
 	"golang.org/x/sync/errgroup"
 )
 
-// The in-toto names of BuildKit's attestation manifests: each layer of one
-// is an in-toto statement, annotated with its predicate type.
-const (
-	// MediaTypeInToto is the media type of an attestation layer.
-	MediaTypeInToto types.MediaType = "application/vnd.in-toto+json"
-	// AnnotationPredicateType is the layer annotation naming the
-	// statement's predicate type.
-	AnnotationPredicateType = "in-toto.io/predicate-type"
-)
-
-// Predicate types imgctl recognises.
+// More predicate types imgctl recognises (see also the attestation
+// constants in annotations.go).
 const (
 	// PredicateSLSAProvenanceV02 is SLSA provenance v0.2, BuildKit's
 	// default (builder.id, buildType).
 	PredicateSLSAProvenanceV02 = slsa02.PredicateSLSAProvenance
-	// PredicateSLSAProvenanceV1 is SLSA provenance v1 (BuildKit with
-	// version=v1, imgctl rebase): runDetails.builder.id,
-	// buildDefinition.buildType.
-	PredicateSLSAProvenanceV1 = slsa1.PredicateSLSAProvenance
-	// PredicateSPDX is the predicate type BuildKit requires of an SPDX
-	// SBOM.
-	PredicateSPDX = "https://spdx.dev/Document"
 	// PredicateCycloneDX is the predicate type of a CycloneDX SBOM.
 	PredicateCycloneDX = "https://cyclonedx.org/bom"
 )
@@ -236,7 +219,7 @@ func (a *Attestation) load(ctx context.Context, r AttestationReader, concurrency
 	g.SetLimit(concurrency)
 	for i, l := range m.Layers {
 		pt := l.Annotations[AnnotationPredicateType]
-		if l.MediaType != MediaTypeInToto {
+		if l.MediaType != InTotoMediaType {
 			continue // not a statement: the zero Statement
 		}
 		if IsSBOM(pt) {

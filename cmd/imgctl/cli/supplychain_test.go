@@ -16,6 +16,7 @@ import (
 	"github.com/imgctl/imgctl/internal/disttest"
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/sign"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -128,6 +129,14 @@ func TestPromoteSupplyChainCLI(t *testing.T) {
 	}
 
 	src, d := sigPush(t, reg, "ci/app:1", supplyChainIndex(t, true), sv)
+	_, srcIdx := regIndex(t, reg, reg.Host()+"/ci/app@"+d)
+	for _, m := range srcIdx.Manifests { // sign --attestations
+		if m.Annotations[snapshot.AnnotationReferenceType] != "" {
+			if _, err := sign.Sign(context.Background(), reg.MustRef(t, "ci/app@"+m.Digest.String()).(name.Digest), sv, sign.Options{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	dst := prod.Host() + "/release/app:1.0"
 	if out, errOut, code := run(t, "promote", src, dst, "--policy", pol); code != 0 || !strings.Contains(out, "promoted") {
 		t.Fatalf("promote: exit %d\n%s%s", code, out, errOut)
@@ -178,6 +187,15 @@ func TestDistPromoteSupplyChain(t *testing.T) {
 	src := push(t, reg, "ci/app:1", supplyChainIndex(t, true))
 	if out, errOut, code := run(t, "sign", src, "--key", key, "--recursive"); code != 0 {
 		t.Fatalf("sign: exit %d\n%s%s", code, out, errOut)
+	}
+	_, srcIdx := distIndex(t, reg, src)
+	for _, m := range srcIdx.Manifests { // sign --attestations
+		if m.Annotations[snapshot.AnnotationReferenceType] == "" {
+			continue
+		}
+		if out, errOut, code := run(t, "sign", reg.Host()+"/ci/app@"+m.Digest.String(), "--key", key); code != 0 {
+			t.Fatalf("sign: exit %d\n%s%s", code, out, errOut)
+		}
 	}
 	dst := prod.Host() + "/release/app:1.0"
 	if out, errOut, code := run(t, "promote", src, dst, "--policy", pol, "--key", pub); code != 0 || !strings.Contains(out, "promoted") {

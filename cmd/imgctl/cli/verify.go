@@ -30,13 +30,15 @@ func newVerifyCmd(ro *rootOptions) *cobra.Command {
 		Long: `verify reads an index, its child manifests and their configs (never a layer)
 and simulates how containerd 2.x, containerd 1.7 and Docker pick a variant on
 each target Windows build. With --key it checks the cosign signatures of the
-index and of every child but attestations; --policy adds a policy file, whose
-supplyChain section requires, per platform, signatures by given keys, a SLSA
-provenance attestation from a trusted builder (missing-provenance,
-untrusted-builder) and an SBOM (missing-sbom). Attestation manifests and
-their provenance statements are read only when the policy requires them. It
+index and of every child but attestations; --policy adds a policy file. It
 exits 0 when the index passes, 1 when it has error findings, and 2 on usage,
-network or registry errors.`,
+network or registry errors.
+
+A policy's supplyChain section requires, per platform, signatures by given
+keys, a SLSA provenance attestation from a trusted builder
+(missing-provenance, untrusted-builder) and an SBOM (missing-sbom). verify
+reads attestation manifests and their provenance statements only when the
+policy requires them.`,
 		Example: `  imgctl verify registry.example.com/app:1.0 --target ltsc2022,ltsc2025
   imgctl verify registry.example.com/app:1.0 --require-platform linux/amd64,linux/arm64 -o json`,
 		Args: cobra.ExactArgs(1),
