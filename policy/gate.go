@@ -29,6 +29,8 @@ type Gate struct {
 	// Concurrency bounds concurrent signature checks; 0 means
 	// snapshot.DefaultConcurrency.
 	Concurrency int
+
+	cache *attestationCache // attestations read, see reader
 }
 
 // NewGate combines a policy (nil for none) with command-line settings, as

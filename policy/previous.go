@@ -19,9 +19,10 @@ import (
 // turn, as read from repo: what promote copies besides the index so that
 // the provenance chain still resolves at the destination. An index without
 // attestation manifests costs no request; one with them costs a GET of
-// each and of each provenance statement. A predecessor repo does not have
-// is an error: promoting would publish a chain that does not resolve.
-func previousAttestations(ctx context.Context, rc *registry.Client, repo name.Repository, s *snapshot.Snapshot, concurrency int) ([]*remote.Descriptor, error) {
+// each and of each provenance statement not read yet (see Gate.reader). A
+// predecessor repo does not have is an error: promoting would publish a
+// chain that does not resolve.
+func (g *Gate) previousAttestations(ctx context.Context, rc *registry.Client, repo name.Repository, s *snapshot.Snapshot) ([]*remote.Descriptor, error) {
 	seen := map[v1.Hash]bool{}
 	has := false
 	for _, e := range s.Entries {
@@ -31,8 +32,8 @@ func previousAttestations(ctx context.Context, rc *registry.Client, repo name.Re
 	if !has {
 		return nil, nil
 	}
-	rd := preloadedReader{attestationReader: attestationReader{rc: rc, repo: repo}, raw: map[v1.Hash][]byte{}}
-	atts, err := snapshot.LoadAttestations(ctx, s, nil, rd, concurrency)
+	rd := g.reader(rc, repo)
+	atts, err := snapshot.LoadAttestations(ctx, s, nil, rd, g.Concurrency)
 	if err != nil {
 		return nil, fmt.Errorf("reading the attestations of %s: %w", repo.Digest(s.Digest.String()), err)
 	}
@@ -62,28 +63,12 @@ func previousAttestations(ctx context.Context, rc *registry.Client, repo name.Re
 			return nil, fmt.Errorf("the provenance in attestation manifest %s names its predecessor %s: %w", p.by, ref, err)
 		}
 		out = append(out, desc)
-		rd.raw[p.digest] = desc.Manifest
-		a, err := snapshot.ReadAttestation(ctx, desc.Descriptor, v1.Hash{}, rd, concurrency)
+		rd.cache.put(repo, "@", p.digest, desc.Manifest)
+		a, err := snapshot.ReadAttestation(ctx, desc.Descriptor, v1.Hash{}, rd, g.Concurrency)
 		if err != nil {
 			return nil, err
 		}
 		enqueue(*a)
 	}
 	return out, nil
-}
-
-// preloadedReader serves the manifests in raw without a request, and reads
-// everything else through the registry client. raw is written only
-// between reads.
-type preloadedReader struct {
-	attestationReader
-	raw map[v1.Hash][]byte
-}
-
-// Manifest returns a preloaded manifest, or reads it.
-func (r preloadedReader) Manifest(ctx context.Context, d v1.Hash) ([]byte, error) {
-	if b, ok := r.raw[d]; ok {
-		return b, nil
-	}
-	return r.attestationReader.Manifest(ctx, d)
 }

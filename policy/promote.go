@@ -141,7 +141,7 @@ func (g *Gate) complete(ctx context.Context, rc *registry.Client, cp *registry.C
 	if dstRepo.Name() == pr.Source.Context().Name() {
 		return nil
 	}
-	prev, err := previousAttestations(ctx, rc, pr.Source.Context(), snap, g.Concurrency)
+	prev, err := g.previousAttestations(ctx, rc, pr.Source.Context(), snap)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -122,8 +123,7 @@ func (g *Gate) supplyChain(ctx context.Context, repo name.Repository, s *snapsho
 	if len(digests) == 0 {
 		return out, nil
 	}
-	rd := attestationReader{rc: registry.Or(g.Registry), repo: repo}
-	atts, err := snapshot.LoadAttestations(ctx, s, digests, rd, g.Concurrency)
+	atts, err := snapshot.LoadAttestations(ctx, s, digests, g.reader(registry.Or(g.Registry), repo), g.Concurrency)
 	if err != nil {
 		return nil, fmt.Errorf("reading the attestations of %s: %w", repo.Digest(s.Digest.String()), err)
 	}
@@ -155,6 +155,65 @@ func appendNew(out []verify.Finding, fs ...verify.Finding) []verify.Finding {
 		}
 	}
 	return out
+}
+
+// reader returns the reader of repo's attestations through rc, with the
+// gate's cache: manifests and statements are content-addressed, so what
+// the gate read at promote's source serves promote's copy of the earlier
+// attestations there.
+func (g *Gate) reader(rc *registry.Client, repo name.Repository) cachedReader {
+	if g.cache == nil {
+		g.cache = &attestationCache{m: map[string][]byte{}}
+	}
+	return cachedReader{attestationReader: attestationReader{rc: rc, repo: repo}, cache: g.cache}
+}
+
+// attestationCache holds attestation manifests and statements read, by
+// repository and digest.
+type attestationCache struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+func (c *attestationCache) get(repo name.Repository, kind string, d v1.Hash) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.m[repo.Name()+kind+d.String()]
+	return b, ok
+}
+
+func (c *attestationCache) put(repo name.Repository, kind string, d v1.Hash, b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m[repo.Name()+kind+d.String()] = b
+}
+
+// cachedReader reads through the cache; a manifest the registry does not
+// have is not cached.
+type cachedReader struct {
+	attestationReader
+	cache *attestationCache
+}
+
+// Manifest returns a cached manifest, or reads and caches it.
+func (r cachedReader) Manifest(ctx context.Context, d v1.Hash) ([]byte, error) {
+	return r.cached(ctx, "@", d, r.attestationReader.Manifest)
+}
+
+// Blob returns a cached statement, or reads and caches it.
+func (r cachedReader) Blob(ctx context.Context, d v1.Hash) ([]byte, error) {
+	return r.cached(ctx, "#", d, r.attestationReader.Blob)
+}
+
+func (r cachedReader) cached(ctx context.Context, kind string, d v1.Hash, read func(context.Context, v1.Hash) ([]byte, error)) ([]byte, error) {
+	if b, ok := r.cache.get(r.repo, kind, d); ok {
+		return b, nil
+	}
+	b, err := read(ctx, d)
+	if err == nil && b != nil {
+		r.cache.put(r.repo, kind, d, b)
+	}
+	return b, err
 }
 
 // attestationReader reads attestation manifests and statements of one

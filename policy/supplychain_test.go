@@ -335,6 +335,33 @@ func putBundle(t *testing.T, repo name.Repository, subject v1.Descriptor, fallba
 	return regtest.Must(h, err)(t)
 }
 
+// TestPromoteRequestCount: promote reads each attestation of the source
+// once, whether the policy requires attestations (the gate reads them)
+// or not (promote reads them to find earlier attestation manifests); at
+// the destination it reads them again to check the copy: one manifest and
+// one provenance statement per image.
+func TestPromoteRequestCount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	k := newKey(t)
+	src, prod := regtest.New(t), regtest.New(t)
+	srcRef := pushSigned(t, src, "ci/app:1", attested(t, true), &k, false)
+	counts := map[string][2]int{}
+	for _, doc := range []string{"targets: [ltsc2025]\n", chainPolicy} {
+		src.ResetStats()
+		prod.ResetStats()
+		g := chainGate(t, doc, "", k.path)
+		if _, err := g.Promote(ctx, srcRef, tag(t, prod, fmt.Sprintf("release/app%d:1", len(counts))), PromoteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		counts[doc] = [2]int{src.Stats().Total(), prod.Stats().Total()}
+	}
+	plain, chain := counts["targets: [ltsc2025]\n"], counts[chainPolicy]
+	if chain[0] != plain[0] || chain[1] != plain[1]+4 {
+		t.Errorf("requests (source, destination): %v without attestation rules, %v with; want the same source reads and 4 more at the destination", plain, chain)
+	}
+}
+
 // TestPromotePreviousAttestations: the attestation manifests a rebase
 // provenance names as predecessors, kept by digest outside the index (and
 // theirs in turn), are copied with their signatures; a predecessor the
