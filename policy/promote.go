@@ -155,24 +155,25 @@ func (g *Gate) complete(ctx context.Context, rc *registry.Client, cp *registry.C
 			digests = append(digests, e.Descriptor.Digest)
 		}
 	}
-	for _, d := range prev {
-		if err := cp.Push(ctx, dstRepo.Digest(d.Digest.String()), d); err != nil {
-			return fmt.Errorf("copying the earlier attestation manifest %s to %s: %w", d.Digest, dstRepo, err)
+	// The artifacts to copy, by the repository that holds them: the
+	// source's, and those where rebase names earlier attestations.
+	from := map[string][]v1.Hash{pr.Source.Context().Name(): digests}
+	repos := []name.Repository{pr.Source.Context()}
+	for _, p := range prev {
+		d := p.desc.Digest
+		if err := cp.Push(ctx, dstRepo.Digest(d.String()), p.desc); err != nil {
+			return fmt.Errorf("copying the earlier attestation manifest %s to %s: %w", p.repo.Digest(d.String()), dstRepo, err)
 		}
-		log.Debug("copied earlier attestation manifest", "digest", d.Digest.String(), "to", dstRepo.String())
-		digests = append(digests, d.Digest)
+		log.Debug("copied earlier attestation manifest", "digest", d.String(), "from", p.repo.String(), "to", dstRepo.String())
+		if _, ok := from[p.repo.Name()]; !ok {
+			repos = append(repos, p.repo)
+		}
+		from[p.repo.Name()] = append(from[p.repo.Name()], d)
 	}
-	cr, err := rc.CopyArtifacts(ctx, pr.Source.Context(), dstRepo, digests, registry.ArtifactOptions{Merge: sign.Merge(rc)})
-	if cr != nil {
-		pr.Signatures = *cr
-	}
-	var imm *registry.ImmutableTagError
-	if errors.As(err, &imm) {
-		return fmt.Errorf("%w: %s refused to update %s (cosign's sha256-<digest>.sig, .att and .sbom tags and the referrers fallback tag sha256-<digest> change whenever a signature or referrer is added): exempt them from the registry's tag immutability rule: %w",
-			ErrImmutableArtifactTag, dstRepo.RegistryStr(), imm.Tag, err)
-	}
-	if err != nil {
-		return err
+	for _, r := range repos {
+		if err := g.copyArtifacts(ctx, rc, r, dstRepo, from[r.Name()], pr); err != nil {
+			return err
+		}
 	}
 	fs, err := g.chain(ctx, dstRepo, snap)
 	if err != nil {
@@ -182,4 +183,21 @@ func (g *Gate) complete(ctx context.Context, rc *registry.Client, cp *registry.C
 		return fmt.Errorf("%w: %s %s: %s", ErrUnverifiedCopy, fs[0].Rule, fs[0].Digest, fs[0].Message)
 	}
 	return nil
+}
+
+// copyArtifacts copies the signatures and referrers of digests from src to
+// dst, adds what it wrote to pr, and names a destination's immutability
+// refusal for what it is.
+func (g *Gate) copyArtifacts(ctx context.Context, rc *registry.Client, src, dstRepo name.Repository, digests []v1.Hash, pr *Promotion) error {
+	cr, err := rc.CopyArtifacts(ctx, src, dstRepo, digests, registry.ArtifactOptions{Merge: sign.Merge(rc)})
+	if cr != nil {
+		pr.Signatures.Tags += cr.Tags
+		pr.Signatures.Referrers += cr.Referrers
+	}
+	var imm *registry.ImmutableTagError
+	if errors.As(err, &imm) {
+		return fmt.Errorf("%w: %s refused to update %s (cosign's sha256-<digest>.sig, .att and .sbom tags and the referrers fallback tag sha256-<digest> change whenever a signature or referrer is added): exempt them from the registry's tag immutability rule: %w",
+			ErrImmutableArtifactTag, dstRepo.RegistryStr(), imm.Tag, err)
+	}
+	return err
 }

@@ -363,38 +363,43 @@ func TestPromoteRequestCount(t *testing.T) {
 }
 
 // TestPromotePreviousAttestations: the attestation manifests a rebase
-// provenance names as predecessors, kept by digest outside the index (and
-// theirs in turn), are copied with their signatures; a predecessor the
-// source lacks fails the promotion before anything is written.
+// provenance names as predecessors, where the rebase's source keeps them
+// (another repository, outside the index), and theirs in turn, are copied
+// with their signatures from the repositories their package URLs name; a
+// predecessor that cannot be read fails the promotion before anything is
+// written.
 func TestPromotePreviousAttestations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	k := newKey(t)
 	src, prod := regtest.New(t), regtest.New(t)
-	repo := regtest.Must(src.Repo("ci/app"))(t)
 	linux := regtest.Must(regtest.LinuxImage("amd64"))(t)
-	// BuildKit's attestation of the image before the first rebase, then
-	// the first rebase's: both kept by digest only.
-	first := regtest.Must(regtest.AttestationOf(regtest.Must(linux.Digest())(t), regtest.ProvenanceV02(""), regtest.SPDX("busybox")))(t)
-	fd := regtest.Must(first.Digest())(t)
-	second := regtest.Must(regtest.AttestationOf(regtest.Must(linux.Digest())(t), regtest.RebaseProvenance(fd)))(t)
-	sd := regtest.Must(second.Digest())(t)
-	for _, img := range []v1.Image{first, second} {
-		regtest.MustPush(t, repo.Digest(regtest.Must(img.Digest())(t).String()), img)
-		if _, err := sign.Sign(ctx, repo.Digest(regtest.Must(img.Digest())(t).String()), k.sv, sign.Options{}); err != nil {
+	about := regtest.Must(linux.Digest())(t)
+	// BuildKit's attestation of the image as built, in ci/app; the first
+	// rebase's, in the repository it wrote, ci/rebased, naming the first.
+	first := regtest.Must(regtest.AttestationOf(about, regtest.ProvenanceV02(""), regtest.SPDX("busybox")))(t)
+	firstRef := regtest.Must(src.Repo("ci/app"))(t).Digest(regtest.Must(first.Digest())(t).String())
+	second := regtest.Must(regtest.AttestationOf(about, regtest.Must(regtest.RebaseProvenance(firstRef))(t)))(t)
+	secondRef := regtest.Must(src.Repo("ci/rebased"))(t).Digest(regtest.Must(second.Digest())(t).String())
+	for _, x := range []struct {
+		ref name.Digest
+		img v1.Image
+	}{{firstRef, first}, {secondRef, second}} {
+		regtest.MustPush(t, x.ref, x.img)
+		if _, err := sign.Sign(ctx, x.ref, k.sv, sign.Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	missing := regtest.Must(v1.NewHash("sha256:" + strings.Repeat("0", 64)))(t)
+	missing := firstRef.Context().Digest("sha256:" + strings.Repeat("0", 64))
 	for _, tc := range []struct {
 		name     string
-		previous []v1.Hash
-		copied   []v1.Hash
-	}{{"copied", []v1.Hash{sd}, []v1.Hash{sd, fd}}, {"missing at the source", []v1.Hash{missing}, nil}} {
+		previous name.Digest
+		copied   []name.Digest
+	}{{"copied", secondRef, []name.Digest{secondRef, firstRef}}, {"missing at the source", missing, nil}} {
 		t.Run(tc.name, func(t *testing.T) {
 			idx := regtest.Must(regtest.Index(regtest.Entry{Image: linux},
-				regtest.Must(regtest.AttestationEntryOf(linux, regtest.RebaseProvenance(tc.previous...), regtest.SPDX("busybox")))(t)))(t)
-			srcRef := pushSigned(t, src, "ci/app:"+strings.ReplaceAll(tc.name, " ", "-"), idx, &k, false)
+				regtest.Must(regtest.AttestationEntryOf(linux, regtest.Must(regtest.RebaseProvenance(tc.previous))(t), regtest.SPDX("busybox")))(t)))(t)
+			srcRef := pushSigned(t, src, "ci/rebased2:"+strings.ReplaceAll(tc.name, " ", "-"), idx, &k, false)
 			dst := tag(t, prod, "release/app:"+strings.ReplaceAll(tc.name, " ", "-"))
 			pr, err := gate(t, parse(t, chainPolicy, ""), k.path).Promote(ctx, srcRef, dst, PromoteOptions{})
 			if tc.copied == nil {
@@ -410,9 +415,10 @@ func TestPromotePreviousAttestations(t *testing.T) {
 			if pr.Signatures.Tags != 3+len(tc.copied) {
 				t.Errorf("copied %d signature tags, want those of the index, its 2 children and the %d predecessors", pr.Signatures.Tags, len(tc.copied))
 			}
-			for _, d := range tc.copied {
+			for _, ref := range tc.copied {
+				d := regtest.Must(v1.NewHash(ref.DigestStr()))(t)
 				if headDigest(t, dst.Context().Digest(d.String())) == nil || headDigest(t, registry.SignatureTag(dst.Context(), d, "sig")) == nil {
-					t.Errorf("predecessor %s or its signature is not at the destination", d)
+					t.Errorf("predecessor %s or its signature is not at the destination", ref)
 				}
 			}
 		})

@@ -50,9 +50,17 @@ type Statement struct {
 	BuilderID, BuildType string
 	// Previous are the attestation manifests a SLSA v1 provenance lists
 	// as resolvedDependencies named AttestationManifest: those of the
-	// image it was made from (imgctl rebase keeps them by digest in the
-	// repository, outside the index).
-	Previous []v1.Hash
+	// image it was made from, which imgctl rebase names where the source
+	// index keeps them, outside the new index.
+	Previous []Dependency
+}
+
+// Dependency is a resolvedDependency of a provenance: its package URL
+// (pkg:docker/...@sha256:..., as BuildKit and imgctl rebase write them; ""
+// when it has none) and its sha256 digest.
+type Dependency struct {
+	URI    string
+	Digest v1.Hash
 }
 
 // Describes reports whether the statement names h as a subject. A
@@ -119,7 +127,7 @@ func ParseStatement(b []byte) (Statement, error) {
 				if err != nil {
 					return Statement{}, fmt.Errorf("%w: resolvedDependency %q: %w", ErrInvalidStatement, dep.Name, err)
 				}
-				s.Previous = append(s.Previous, d)
+				s.Previous = append(s.Previous, Dependency{URI: dep.URI, Digest: d})
 			}
 		}
 	}

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	provenancetypes "github.com/moby/buildkit/solver/llbsolver/provenance/types"
 
@@ -115,13 +115,14 @@ func TestLoadAttestations(t *testing.T) {
 // attestation-manifest are the earlier attestation manifests; BuildKit's
 // base image dependency is not one.
 func TestStatementPrevious(t *testing.T) {
-	old := []v1.Hash{regtest.Must(v1.NewHash("sha256:" + strings.Repeat("a", 64)))(t), regtest.Must(v1.NewHash("sha256:" + strings.Repeat("b", 64)))(t)}
+	repo := regtest.Must(name.NewRepository("registry.example/ci/app"))(t)
+	old := []name.Digest{repo.Digest("sha256:" + strings.Repeat("a", 64)), repo.Digest("sha256:" + strings.Repeat("b", 64))}
 	for _, tc := range []struct {
 		name string
 		pred regtest.Predicate
-		want []v1.Hash
+		want []name.Digest
 	}{
-		{"rebase", regtest.RebaseProvenance(old...), old},
+		{"rebase", regtest.Must(regtest.RebaseProvenance(old...))(t), old},
 		{"BuildKit v1", regtest.ProvenanceV1("", provenancetypes.BuildKitBuildType1), nil},
 	} {
 		b, err := json.Marshal(map[string]any{"predicateType": tc.pred.Type, "predicate": tc.pred.Body})
@@ -129,8 +130,13 @@ func TestStatementPrevious(t *testing.T) {
 			t.Fatal(err)
 		}
 		st, err := snapshot.ParseStatement(b)
-		if err != nil || !slices.Equal(st.Previous, tc.want) {
-			t.Errorf("%s: previous %v, %v; want %v", tc.name, st.Previous, err, tc.want)
+		if err != nil || len(st.Previous) != len(tc.want) {
+			t.Fatalf("%s: previous %v, %v; want %v", tc.name, st.Previous, err, tc.want)
+		}
+		for i, w := range tc.want {
+			if got := st.Previous[i]; got.Digest.String() != w.DigestStr() || !strings.HasPrefix(got.URI, "pkg:docker/registry.example/ci/app") {
+				t.Errorf("%s: previous %+v, want %s", tc.name, got, w)
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -12,6 +13,8 @@ import (
 	slsa "github.com/in-toto/in-toto-golang/in_toto/slsa_provenance/common"
 	slsa1 "github.com/in-toto/in-toto-golang/in_toto/slsa_provenance/v1"
 	provenancetypes "github.com/moby/buildkit/solver/llbsolver/provenance/types"
+	"github.com/moby/buildkit/util/purl"
+	"github.com/package-url/packageurl-go"
 
 	"github.com/imgctl/imgctl/snapshot"
 )
@@ -158,15 +161,24 @@ func AttestedIndex(imgs []v1.Image, preds ...Predicate) (v1.ImageIndex, error) {
 
 // RebaseProvenance returns a SLSA v1 provenance shaped as imgctl rebase
 // writes it: its builder id and build type, and each of previous (the
-// image's attestation manifests before the rebase) as a resolvedDependency
-// named "attestation-manifest".
-func RebaseProvenance(previous ...v1.Hash) Predicate {
+// image's attestation manifests before the rebase, where the source index
+// keeps them) as a resolvedDependency named "attestation-manifest" with
+// its package URL.
+func RebaseProvenance(previous ...name.Digest) (Predicate, error) {
 	p := buildkitProvenance("https://github.com/imgctl/imgctl", "https://github.com/imgctl/imgctl/rebase/v1")
-	for _, d := range previous {
+	for _, ref := range previous {
+		u, err := purl.RefToPURL(packageurl.TypeDocker, ref.String(), nil)
+		if err != nil {
+			return Predicate{}, err
+		}
+		d, err := v1.NewHash(ref.DigestStr())
+		if err != nil {
+			return Predicate{}, err
+		}
 		p.BuildDefinition.ResolvedDependencies = append(p.BuildDefinition.ResolvedDependencies, slsa1.ResourceDescriptor{
-			Name: snapshot.AttestationManifest, URI: "pkg:docker/imgctl/app@" + d.String(),
+			Name: snapshot.AttestationManifest, URI: u,
 			Digest: slsa.DigestSet{d.Algorithm: d.Hex}, MediaType: "application/vnd.oci.image.manifest.v1+json",
 		})
 	}
-	return Predicate{Type: slsa1.PredicateSLSAProvenance, Body: p}
+	return Predicate{Type: slsa1.PredicateSLSAProvenance, Body: p}, nil
 }

@@ -240,3 +240,60 @@ func TestPromoteImmutableSignatureTagCLI(t *testing.T) {
 		t.Fatalf("promotion onto immutable signature tags: exit %d, want 2 naming the refusal\n%s%s", code, out, errOut)
 	}
 }
+
+// TestRebasePromoteSupplyChain: imgctl rebase's own provenance passes a
+// policy that trusts it (and fails one that trusts only BuildKit), and
+// promote of the rebased index to another registry carries the earlier
+// attestation manifests the provenance names in the rebase's source
+// repository, signatures included, so that the chain resolves there.
+func TestRebasePromoteSupplyChain(t *testing.T) {
+	t.Parallel()
+	reg, prod := regtest.New(t), regtest.New(t)
+	sv, pub := sigKey(t)
+	app := rebaseFixture(t, reg)
+	_, appIdx := regIndex(t, reg, app)
+	signAll := func(repo string, im *v1.IndexManifest) {
+		for _, m := range im.Manifests {
+			if _, err := sign.Sign(context.Background(), reg.MustRef(t, repo+"@"+m.Digest.String()).(name.Digest), sv, sign.Options{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	signAll("app", appIdx)
+	moveBases(t, reg, winFeb)
+	rebased := reg.Host() + "/rebased/app:2"
+	if out, errOut, code := run(t, "rebase", app, "-t", rebased); code != 0 {
+		t.Fatalf("rebase: exit %d\n%s%s", code, out, errOut)
+	}
+	ref, im := regIndex(t, reg, rebased)
+	d := regtest.Must(remote.Head(reg.MustRef(t, strings.TrimPrefix(ref, reg.Host()+"/"))))(t).Digest
+	if _, err := sign.Sign(context.Background(), reg.MustRef(t, "rebased/app@"+d.String()).(name.Digest), sv, sign.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	signAll("rebased/app", im)
+
+	trustRebase := writePolicy(t, "targets: [ltsc2025]\nkeys: ["+pub+"]\nsupplyChain:\n  - platforms: ['*']\n    provenance: true\n    builders: [{builderId: https://github.com/imgctl/imgctl*, buildType: https://github.com/imgctl/imgctl/rebase/v1}]\n")
+	onlyBuildKit := writePolicy(t, "targets: [ltsc2025]\nsupplyChain: [{platforms: ['*'], provenance: true, builders: [{buildType: https://mobyproject.org/buildkit@v1}]}]\n")
+	if out, errOut, code := run(t, "verify", rebased, "--policy", trustRebase); code != 0 {
+		t.Fatalf("verify of the rebased index: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, _, code := run(t, "verify", rebased, "--policy", onlyBuildKit, "-o", "json"); code != ExitFailed || len(errorRules(t, out)) != 3 {
+		t.Fatalf("the rebased index under a BuildKit-only policy: exit %d, want 3 untrusted-builder errors\n%s", code, out)
+	}
+
+	dst := prod.Host() + "/release/app:1.0"
+	if out, errOut, code := run(t, "promote", rebased, dst, "--policy", trustRebase); code != 0 {
+		t.Fatalf("promote: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, m := range appIdx.Manifests {
+		if m.Annotations[snapshot.AnnotationReferenceType] == "" {
+			continue
+		}
+		if sigHead(t, prod, "release/app@"+m.Digest.String()) == "" || sigHead(t, prod, "release/app:"+strings.Replace(m.Digest.String(), ":", "-", 1)+".sig") == "" {
+			t.Errorf("the earlier attestation manifest %s or its signature is not at the destination", m.Digest)
+		}
+	}
+	if out, errOut, code := run(t, "verify", dst, "--policy", trustRebase); code != 0 {
+		t.Fatalf("verify at the destination: exit %d\n%s%s", code, out, errOut)
+	}
+}
