@@ -49,6 +49,17 @@ func TestParseRejects(t *testing.T) {
 		{"empty", "", ErrInvalidPolicy, "empty"},
 		{"two documents", "targets: [ltsc2022]\n---\ntargets: [ltsc2025]\n", ErrInvalidPolicy, "one YAML document"},
 		{"wrong type", "hostProcess: maybe\n", ErrInvalidPolicy, "maybe"},
+		{"supplyChain unknown field", "supplyChain: [{platforms: ['*'], sboms: true}]\n", ErrInvalidPolicy, "sboms"},
+		{"supplyChain misspelt builder field", "supplyChain: [{platforms: ['*'], provenance: true, builders: [{builderID: x}]}]\n", ErrInvalidPolicy, "builderID"},
+		{"supplyChain no platforms", "supplyChain: [{sbom: true}]\n", ErrInvalidPolicy, "platforms"},
+		{"supplyChain bad platform", "supplyChain: [{platforms: [linux], sbom: true}]\n", platform.ErrInvalidPlatform, "linux"},
+		{"supplyChain bad pattern", "supplyChain: [{platforms: ['win*/amd64'], sbom: true}]\n", platform.ErrInvalidPlatform, "win*"},
+		{"supplyChain builders without provenance", "supplyChain: [{platforms: ['*'], builders: [{buildType: x}], sbom: true}]\n", ErrInvalidPolicy, "provenance: true"},
+		{"supplyChain empty builder", "supplyChain: [{platforms: ['*'], provenance: true, builders: [{}]}]\n", ErrInvalidPolicy, "builders[0]"},
+		{"supplyChain requires nothing", "supplyChain: [{platforms: ['*']}]\n", ErrInvalidPolicy, "requires nothing"},
+		{"supplyChain empty key", "supplyChain: [{platforms: ['*'], keys: ['']}]\n", ErrInvalidPolicy, "empty path"},
+		{"supplyChain wrong type", "supplyChain: [{platforms: ['*'], sbom: yes please}]\n", ErrInvalidPolicy, "yes please"},
+		{"supplyChain keys but signatures ignored", "supplyChain: [{platforms: ['*'], keys: [a.pub]}]\nrules: {ignore: [bad-signature]}\n", ErrInvalidPolicy, "ignores"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.doc), "")

@@ -6,10 +6,7 @@ import (
 	"net/url"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
-	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/imgctl/imgctl/snapshot"
 )
@@ -60,23 +57,7 @@ func Attestation(subj v1.Descriptor) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	img, err := mutate.Append(empty.Image, mutate.Addendum{
-		Layer:       static.NewLayer(b, InTotoMediaType),
-		Annotations: map[string]string{AnnotationPredicateType: SLSAProvenanceV02},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("making attestation: %w", err)
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture, cf.History = AttestationPlatform.OS, AttestationPlatform.Architecture, nil
-	if img, err = mutate.ConfigFile(img, cf); err != nil {
-		return nil, err
-	}
-	return withMediaTypes(img, false), nil
+	return attestationImage(statementLayer{body: b, predicateType: SLSAProvenanceV02})
 }
 
 // AttestationEntry returns the index Entry of the attestation manifest for

@@ -80,7 +80,7 @@ func SPDX(pkg string) Predicate {
 // layers of media type application/vnd.in-toto+json annotated with
 // in-toto.io/predicate-type, a config of platform unknown/unknown.
 func AttestationOf(about v1.Hash, preds ...Predicate) (v1.Image, error) {
-	img := empty.Image
+	var layers []statementLayer
 	for _, p := range preds {
 		body, err := json.Marshal(p.Body)
 		if err != nil {
@@ -95,9 +95,28 @@ func AttestationOf(about v1.Hash, preds ...Predicate) (v1.Image, error) {
 		if err != nil {
 			return nil, err
 		}
+		layers = append(layers, statementLayer{body: b, predicateType: p.Type})
+	}
+	return attestationImage(layers...)
+}
+
+// statementLayer is one in-toto statement of an attestation manifest.
+type statementLayer struct {
+	body          []byte
+	predicateType string
+}
+
+// attestationImage returns an attestation manifest in BuildKit's layout:
+// one layer of media type application/vnd.in-toto+json per statement,
+// annotated with in-toto.io/predicate-type, and a config of platform
+// unknown/unknown.
+func attestationImage(stmts ...statementLayer) (v1.Image, error) {
+	img := empty.Image
+	for _, st := range stmts {
+		var err error
 		if img, err = mutate.Append(img, mutate.Addendum{
-			Layer:       static.NewLayer(b, InTotoMediaType),
-			Annotations: map[string]string{AnnotationPredicateType: p.Type},
+			Layer:       static.NewLayer(st.body, InTotoMediaType),
+			Annotations: map[string]string{AnnotationPredicateType: st.predicateType},
 		}); err != nil {
 			return nil, fmt.Errorf("making attestation: %w", err)
 		}
@@ -112,6 +131,38 @@ func AttestationOf(about v1.Hash, preds ...Predicate) (v1.Image, error) {
 		return nil, err
 	}
 	return withMediaTypes(img, false), nil
+}
+
+// SupplyChainIndex returns an index of a Linux and a Windows
+// (OSVersionLTSC2025) image, each followed by its attestation manifest:
+// BuildKit's SLSA v0.2 provenance for Linux, imgctl rebase's SLSA v1 for
+// Windows, each with an SPDX SBOM unless sbom is false.
+func SupplyChainIndex(sbom bool) (v1.ImageIndex, error) {
+	linux, err := LinuxImage("amd64")
+	if err != nil {
+		return nil, err
+	}
+	win, err := WindowsImage(OSVersionLTSC2025)
+	if err != nil {
+		return nil, err
+	}
+	rebase, err := RebaseProvenance()
+	if err != nil {
+		return nil, err
+	}
+	lp, wp := []Predicate{ProvenanceV02("")}, []Predicate{rebase}
+	if sbom {
+		lp, wp = append(lp, SPDX("busybox")), append(wp, SPDX("cmd"))
+	}
+	le, err := AttestationEntryOf(linux, lp...)
+	if err != nil {
+		return nil, err
+	}
+	we, err := AttestationEntryOf(win, wp...)
+	if err != nil {
+		return nil, err
+	}
+	return Index(Entry{Image: linux}, le, Entry{Image: win}, we)
 }
 
 // AttestationEntryOf returns the index Entry of an attestation manifest

@@ -22,7 +22,7 @@ import (
 
 // chainDoc is a policy that requires, of every image, provenance from
 // BuildKit (SLSA v0.2) or imgctl rebase (SLSA v1) and an SBOM, and checks
-// the one Windows build of supplyChainIndex.
+// the one Windows build of regtest.SupplyChainIndex.
 const chainDoc = `targets: [ltsc2025]
 supplyChain:
   - platforms: ["*"]
@@ -33,30 +33,6 @@ supplyChain:
         buildType: https://github.com/imgctl/imgctl/rebase/v1
     sbom: true
 `
-
-// supplyChainIndex is a Linux and a Windows image with their attestation
-// manifests in BuildKit's layout: BuildKit's SLSA v0.2 provenance for
-// Linux, imgctl rebase's SLSA v1 for Windows, each with an SPDX SBOM
-// unless sbom is false.
-func supplyChainIndex(t *testing.T, sbom bool) v1.ImageIndex {
-	t.Helper()
-	linux := regtest.Must(regtest.LinuxImage("amd64"))(t)
-	win := regtest.Must(regtest.WindowsImage(regtest.OSVersionLTSC2025))(t)
-	lp := []regtest.Predicate{regtest.ProvenanceV02("")}
-	wp := []regtest.Predicate{regtest.ProvenanceV1("https://github.com/imgctl/imgctl", "https://github.com/imgctl/imgctl/rebase/v1")}
-	if sbom {
-		lp, wp = append(lp, regtest.SPDX("busybox")), append(wp, regtest.SPDX("cmd"))
-	}
-	return index(t,
-		regtest.Entry{Image: linux}, attEntryOf(t, linux, lp...),
-		regtest.Entry{Image: win}, attEntryOf(t, win, wp...))
-}
-
-func attEntryOf(t *testing.T, img v1.Image, preds ...regtest.Predicate) regtest.Entry {
-	t.Helper()
-	e, err := regtest.AttestationEntryOf(img, preds...)
-	return must(t, e, err)
-}
 
 // errorRules returns the error findings of a verify -o json report as
 // "rule platform", sorted.
@@ -80,8 +56,8 @@ func errorRules(t *testing.T, out string) []string {
 func TestVerifyPolicySupplyChain(t *testing.T) {
 	t.Parallel()
 	reg := regtest.New(t)
-	full := push(t, reg, "app:full", supplyChainIndex(t, true))
-	noSBOM := push(t, reg, "app:nosbom", supplyChainIndex(t, false))
+	full := push(t, reg, "app:full", regtest.Must(regtest.SupplyChainIndex(true))(t))
+	noSBOM := push(t, reg, "app:nosbom", regtest.Must(regtest.SupplyChainIndex(false))(t))
 	bare := push(t, reg, "app:bare", index(t, regtest.Entry{Image: regtest.Must(regtest.LinuxImage("amd64"))(t)},
 		regtest.Entry{Image: regtest.Must(regtest.WindowsImage(regtest.OSVersionLTSC2025))(t)}))
 	const lin, win = "linux/amd64", "windows/amd64:10.0.26100.6584"
@@ -122,13 +98,13 @@ func TestPromoteSupplyChainCLI(t *testing.T) {
 	sv, pub := sigKey(t)
 	doc := chainDoc + "  - {platforms: [windows/*], keys: [" + pub + "]}\nkeys: [" + pub + "]\n"
 	pol := writePolicy(t, doc)
-	noSBOM, _ := sigPush(t, reg, "ci/nosbom:1", supplyChainIndex(t, false), sv)
+	noSBOM, _ := sigPush(t, reg, "ci/nosbom:1", regtest.Must(regtest.SupplyChainIndex(false))(t), sv)
 	out, _, code := run(t, "promote", noSBOM, prod.Host()+"/release/nosbom:1", "--policy", pol)
 	if code != ExitFailed || !strings.Contains(out, "missing-sbom") || sigHead(t, prod, "release/nosbom:1") != "" {
 		t.Fatalf("promote without SBOMs: exit %d, want 1 and nothing written\n%s", code, out)
 	}
 
-	src, d := sigPush(t, reg, "ci/app:1", supplyChainIndex(t, true), sv)
+	src, d := sigPush(t, reg, "ci/app:1", regtest.Must(regtest.SupplyChainIndex(true))(t), sv)
 	_, srcIdx := regIndex(t, reg, reg.Host()+"/ci/app@"+d)
 	for _, m := range srcIdx.Manifests { // sign --attestations
 		if m.Annotations[snapshot.AnnotationReferenceType] != "" {
@@ -184,7 +160,7 @@ func TestDistPromoteSupplyChain(t *testing.T) {
 	if err := os.WriteFile(pol, []byte(chainDoc+"  - {platforms: [windows/*], keys: ["+pub+"]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src := push(t, reg, "ci/app:1", supplyChainIndex(t, true))
+	src := push(t, reg, "ci/app:1", regtest.Must(regtest.SupplyChainIndex(true))(t))
 	if out, errOut, code := run(t, "sign", src, "--key", key, "--recursive"); code != 0 {
 		t.Fatalf("sign: exit %d\n%s%s", code, out, errOut)
 	}
