@@ -64,9 +64,11 @@ type Dependency struct {
 }
 
 // Describes reports whether the statement names h as a subject. A
-// statement that was not read describes what its manifest is attached to.
+// statement that was not read, or that names no sha256 subject (BuildKit
+// writes none for an image exported without a name), describes what its
+// manifest is attached to.
 func (s Statement) Describes(h v1.Hash) bool {
-	return !s.Read || slices.Contains(s.Subjects, h)
+	return !s.Read || len(s.Subjects) == 0 || slices.Contains(s.Subjects, h)
 }
 
 // statementHeader is the part of an in-toto statement (v0.1 and v1) that

@@ -120,6 +120,8 @@ func TestEvaluateAttestations(t *testing.T) {
 		{"one trusted provenance among others suffices", []snapshot.Attestation{att(ld, prov(snapshot.PredicateSLSAProvenanceV1, "x", "y", ld), v02(ld)), att(wd, v1p(wd))}, all(trusted, false), nil},
 		{"any builder", []snapshot.Attestation{att(ld, prov(snapshot.PredicateSLSAProvenanceV1, "x", "y", ld)), att(wd, v1p(wd))}, all(nil, false), nil},
 		{"provenance of another digest", []snapshot.Attestation{att(ld, v02(other)), att(wd, v1p(wd))}, all(nil, false), []want{{RuleMissingProvenance, ld}}},
+		{"provenance without subjects counts for its image", []snapshot.Attestation{att(ld, snapshot.Statement{PredicateType: snapshot.PredicateSLSAProvenanceV02, Read: true, BuildType: buildkit02}), att(wd, v1p(wd))},
+			all(trusted, false), nil},
 		{"attached to another image", []snapshot.Attestation{att(wd, v02(ld)), att(wd, v1p(wd))}, all(nil, false), []want{{RuleMissingProvenance, ld}}},
 		{"attestation manifest absent", []snapshot.Attestation{{Subject: ld, Absent: true}, att(wd, v1p(wd))}, all(nil, false), []want{{RuleMissingProvenance, ld}}},
 		{"only Windows covered", nil, []AttestationRequirement{{Platforms: mustPatterns(t, "windows/*"), SBOM: true}}, []want{{RuleMissingSBOM, wd}}},
