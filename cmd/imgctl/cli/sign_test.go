@@ -67,7 +67,7 @@ func TestKeygenSignVerify(t *testing.T) {
 	if r := decodeReport(t, out); code != 1 || r.severity(sign.RuleUnsigned) != "error" {
 		t.Fatalf("verify of an unsigned index: exit %d\n%s", code, out)
 	}
-	if out, errOut, code := run(t, "sign", ref, "--key", key, "--recursive"); code != 0 || strings.Count(out, "signed ") != 9 {
+	if out, errOut, code := run(t, "sign", ref, "--key", key, "--attestations"); code != 0 || strings.Count(out, "signed ") != 9 {
 		t.Fatalf("sign: exit %d\n%s%s", code, out, errOut)
 	}
 	out, _, code = run(t, "verify", ref, "--key", pub, "-o", "json")
