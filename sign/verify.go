@@ -92,7 +92,7 @@ func Verify(ctx context.Context, repo name.Repository, subjects []Subject, keys 
 	g.SetLimit(n)
 	for i, s := range subjects {
 		g.Go(func() error {
-			held, err := readLegacy(gctx, repo, s, ropts)
+			held, err := readLegacy(repo, s, ropts)
 			if err != nil {
 				return err
 			}
@@ -142,14 +142,14 @@ type signatures struct {
 // cosign.VerifyImageSignatures: cosign folds an error reading a
 // signature's payload into ErrNoMatchingSignatures as text, and a registry
 // fault would then read as a bad signature.
-func readLegacy(ctx context.Context, repo name.Repository, s Subject, opts []remote.Option) (*signatures, error) {
+func readLegacy(repo name.Repository, s Subject, opts []remote.Option) (*signatures, error) {
 	held := &signatures{tag: registry.SignatureTag(repo, s.Digest, "sig")}
 	readErr := func(err error) error {
 		return fmt.Errorf("reading the signatures of %s: %w", repo.Digest(s.Digest.String()), err)
 	}
 	// A 404 of the tag is no signature (cosign's rule); the client's
 	// transport makes sure that only a registry's "manifest unknown" is.
-	sigs, err := ociremote.Signatures(held.tag, ociremote.WithRemoteOptions(append(opts, remote.WithContext(ctx))...))
+	sigs, err := ociremote.Signatures(held.tag, ociremote.WithRemoteOptions(opts...))
 	if registry.IsRegistryError(err) {
 		return nil, readErr(err)
 	}
