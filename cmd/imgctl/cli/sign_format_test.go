@@ -10,6 +10,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/imgctl/imgctl/internal/disttest"
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/internal/signtest"
 	"github.com/imgctl/imgctl/registry"
@@ -117,5 +118,38 @@ func TestSignImmutableTag(t *testing.T) {
 	}
 	if out, errOut, code := run(t, "verify", ref, "--key", first.PublicPath); code != 0 {
 		t.Fatalf("the first signature: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestDistSignBundle: on the CNCF distribution registry (no referrers API,
+// htpasswd), sign --format bundle stores the bundles under the referrers
+// tag fallback; verify --key accepts them; promote to a second registry
+// copies them (and the fallback tag) and checks them there.
+func TestDistSignBundle(t *testing.T) {
+	relWriteEnv(t)
+	key, pub := relSignKey(t)
+	reg := disttest.New(t, disttest.Options{})
+	prod := disttest.New(t, disttest.Options{})
+	src := push(t, reg, "ci/app:1", regtest.Must(regtest.MultiOSIndex())(t))
+	digest := distHead(t, reg, src)
+	if out, errOut, code := run(t, "sign", src, "--key", key, "--recursive", "--format", "bundle"); code != 0 || strings.Count(out, "signed ") != 5 {
+		t.Fatalf("sign --format bundle: exit %d\n%s%s", code, out, errOut)
+	}
+	fallback := reg.Host() + "/ci/app:" + strings.Replace(digest, ":", "-", 1)
+	if distHead(t, reg, fallback) == "" || distHead(t, reg, fallback+".sig") != "" {
+		t.Fatalf("want the referrers tag fallback %s and no .sig tag", fallback)
+	}
+	if out, errOut, code := run(t, "verify", src, "--key", pub); code != 0 {
+		t.Fatalf("verify --key: exit %d\n%s%s", code, out, errOut)
+	}
+	to := prod.Host() + "/release/app:1.0"
+	if out, errOut, code := run(t, "promote", src, to, "--key", pub); code != 0 {
+		t.Fatalf("promote: exit %d\n%s%s", code, out, errOut)
+	}
+	if distHead(t, prod, prod.Host()+"/release/app:"+strings.Replace(digest, ":", "-", 1)) == "" {
+		t.Error("the referrers tag fallback was not promoted")
+	}
+	if out, errOut, code := run(t, "verify", to, "--key", pub); code != 0 {
+		t.Fatalf("verify --key of the promoted index: exit %d\n%s%s", code, out, errOut)
 	}
 }
