@@ -25,13 +25,13 @@ var referrerRegistries = []struct {
 // eachRegistry runs f, in parallel, on each of referrerRegistries with
 // the test index pushed to app:1; api says whether the registry serves the
 // referrers API.
-func eachRegistry(t *testing.T, f func(t *testing.T, ref name.Digest, api bool)) {
+func eachRegistry(t *testing.T, f func(t *testing.T, reg *regtest.Registry, ref name.Digest, api bool)) {
 	t.Helper()
 	for _, rt := range referrerRegistries {
 		t.Run(rt.name, func(t *testing.T) {
 			t.Parallel()
 			reg := regtest.New(t, rt.opts...)
-			f(t, pushIndex(t, reg, "app:1"), rt.api)
+			f(t, reg, pushIndex(t, reg, "app:1"), rt.api)
 		})
 	}
 }
@@ -123,7 +123,7 @@ func TestBundleLayout(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a, _ := testKeys(t)
-	eachRegistry(t, func(t *testing.T, ref name.Digest, api bool) {
+	eachRegistry(t, func(t *testing.T, _ *regtest.Registry, ref name.Digest, api bool) {
 		if _, err := Sign(ctx, ref, signer(t, a), Options{Format: FormatBundle}); err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func TestBundleTamper(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a, _ := testKeys(t)
-	eachRegistry(t, func(t *testing.T, ref name.Digest, _ bool) {
+	eachRegistry(t, func(t *testing.T, _ *regtest.Registry, ref name.Digest, _ bool) {
 		ms := children(t, ref)
 		b, err := newBundle(ctx, ref.Context().Digest(ms[0].Digest.String()), signer(t, a), nil)
 		if err != nil {
@@ -194,4 +194,42 @@ func TestBundleTamper(t *testing.T) {
 			t.Fatalf("a bundle of another digest: %v, %v; want bad-signature", fs, err)
 		}
 	})
+}
+
+// TestVerifyRequests counts what Verify asks of the registry for the test
+// index (the index and 4 images) signed in each format: a legacy
+// signature costs the .sig tag and its payload and no referrers read, even
+// next to a bundle; a bundle alone costs the .sig tag's 404, one referrers
+// read (the API, or the fallback tag after one 404 of the API for the
+// whole run), the bundle's manifest and its blob.
+func TestVerifyRequests(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, _ := testKeys(t)
+	for _, f := range Formats {
+		t.Run(string(f), func(t *testing.T) {
+			t.Parallel()
+			eachRegistry(t, func(t *testing.T, reg *regtest.Registry, ref name.Digest, api bool) {
+				if _, err := Sign(ctx, ref, signer(t, a), Options{Format: f, Recursive: true}); err != nil {
+					t.Fatal(err)
+				}
+				subjects := Subjects(loadSnapshot(t, ref))
+				want := 1 + 2*len(subjects) // GET /v2/, then the .sig tag and the payload
+				if f == FormatBundle {
+					want = 1 + 4*len(subjects)
+					if !api {
+						want++ // the referrers API's 404, once
+					}
+				}
+				reg.ResetStats()
+				fs, err := Verify(ctx, ref.Context(), subjects, []Key{pubKey(t, a)}, VerifyOptions{Registry: registry.New()})
+				if err != nil || len(fs) != 0 {
+					t.Fatalf("verify: %v, %v", fs, err)
+				}
+				if st := reg.Stats(); st.Total() != want {
+					t.Errorf("verify sent %d requests, want %d: %s", st.Total(), want, st)
+				}
+			})
+		})
+	}
 }

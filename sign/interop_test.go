@@ -17,6 +17,7 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/payload"
 
+	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/internal/signtest"
 )
 
@@ -27,7 +28,7 @@ func TestCosignAcceptsOurSignatures(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a, _ := testKeys(t)
-	eachRegistry(t, func(t *testing.T, ref name.Digest, _ bool) {
+	eachRegistry(t, func(t *testing.T, _ *regtest.Registry, ref name.Digest, _ bool) {
 		if _, err := Sign(ctx, ref, signer(t, a), Options{Format: FormatLegacy, Attestations: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +58,7 @@ func TestCosignAcceptsOurSignatures(t *testing.T) {
 // and without the referrers API.
 func TestWeAcceptCosignSignatures(t *testing.T) {
 	t.Parallel()
-	eachRegistry(t, func(t *testing.T, ref name.Digest, _ bool) {
+	eachRegistry(t, func(t *testing.T, _ *regtest.Registry, ref name.Digest, _ bool) {
 		key := signtest.NewKey(t) // made with cosign's and sigstore's code, not this package's
 		sv, pub := key.Signer, key.Public
 		se, err := ociremote.SignedEntity(ref)

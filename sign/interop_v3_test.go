@@ -14,6 +14,7 @@ import (
 	"github.com/sigstore/cosign/v3/cmd/cosign/cli/signcommon"
 	cosignverify "github.com/sigstore/cosign/v3/cmd/cosign/cli/verify"
 
+	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/internal/signtest"
 )
 
@@ -46,7 +47,7 @@ func TestCosignV3VerifiesOurBundles(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := signtest.NewKey(t)
-	eachRegistry(t, func(t *testing.T, ref name.Digest, _ bool) {
+	eachRegistry(t, func(t *testing.T, _ *regtest.Registry, ref name.Digest, _ bool) {
 		if _, err := Sign(ctx, ref, signer(t, a), Options{Format: FormatBundle, Recursive: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +79,7 @@ func TestWeAcceptCosignV3Bundles(t *testing.T) {
 	if err := os.WriteFile(key, a.pair.Private, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	eachRegistry(t, func(t *testing.T, ref name.Digest, _ bool) {
+	eachRegistry(t, func(t *testing.T, _ *regtest.Registry, ref name.Digest, _ bool) {
 		ko := options.KeyOpts{KeyRef: key, PassFunc: func(bool) ([]byte, error) { return []byte("pw"), nil },
 			NewBundleFormat: true, SkipConfirmation: true}
 		so := options.SignOptions{Upload: true, TlogUpload: false, NewBundleFormat: true, UseSigningConfig: false,
