@@ -3,7 +3,10 @@ package sign
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -232,4 +235,39 @@ func TestVerifyRequests(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestVerifyBundleRegistryErrors: when the bundle store cannot be read
+// (the referrers API, the fallback tag, a bundle referrer's manifest or
+// its blob answers 500 past the retries), Verify fails with a registry
+// error and no findings, as for the .sig tag: never unsigned.
+func TestVerifyBundleRegistryErrors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, _ := testKeys(t)
+	eachRegistry(t, func(t *testing.T, reg *regtest.Registry, ref name.Digest, api bool) {
+		if _, err := Sign(ctx, ref, signer(t, a), Options{Format: FormatBundle}); err != nil {
+			t.Fatal(err)
+		}
+		subjects := Subjects(loadSnapshot(t, ref))[:1]
+		list := regtest.Fault{Kind: regtest.Fault500, Method: http.MethodGet, Suffix: "/referrers/" + ref.DigestStr()}
+		if !api {
+			list = regtest.Fault{Kind: regtest.Fault500, Route: regtest.RouteManifestByTag, Method: http.MethodGet,
+				Suffix: strings.Replace(ref.DigestStr(), ":", "-", 1)}
+		}
+		for name, f := range map[string]regtest.Fault{
+			"listing the referrers": list,
+			"the bundle manifest":   {Kind: regtest.Fault500, Route: regtest.RouteManifestByDigest, Method: http.MethodGet},
+			"the bundle blob":       {Kind: regtest.Fault500, Route: regtest.RouteBlob, Method: http.MethodGet},
+		} {
+			faults := regtest.NewFaults(f)
+			reg.SetMiddleware(faults.Middleware)
+			rc := registry.New(registry.WithRetryBase(time.Millisecond))
+			fs, err := Verify(ctx, ref.Context(), subjects, []Key{pubKey(t, a)}, VerifyOptions{Registry: rc})
+			reg.SetMiddleware(nil)
+			if faults.Injected() == 0 || err == nil || !registry.IsRegistryError(err) || len(fs) != 0 {
+				t.Errorf("500 on %s (%d injected): %v, %v; want a registry error and no findings", name, faults.Injected(), fs, err)
+			}
+		}
+	})
 }
