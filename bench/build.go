@@ -116,21 +116,27 @@ func (c *buildCase) Check(ctx context.Context, target string) ([]finding, error)
 	return checkBuild(ctx, c.refs(target), c.windows)
 }
 
+// buildRowsNote explains the imgctl rows beside the one compared with buildctl.
+const buildRowsNote = " The `imgctl+provenance` row is imgctl's default, without `--provenance=false`: BuildKit adds " +
+	"a SLSA provenance attestation (mode=min) per image, which the index carries. A row `imgctl@REV`, when present, " +
+	"is imgctl built from that earlier commit, with the same command line less `--provenance=false`: the figures " +
+	"before the supply-chain work, measured in this run."
+
 func (c *buildCase) Describe() string {
 	if !c.windows {
 		return "`examples/hello` (cross-compiled Go on a golang-like base, final stage on a distroless-like index) " +
 			"for linux/amd64 and linux/arm64. Both tools do one solve of both platforms and push one index. " +
-			"imgctl: `imgctl build --builder ADDR --progress quiet --no-verify --platform linux/amd64,linux/arm64 " +
+			"imgctl: `imgctl build --builder ADDR --progress quiet --provenance=false --no-verify --platform linux/amd64,linux/arm64 " +
 			"-t TARGET --build-arg GOLANG_IMAGE=HOST/golang:1.26 --build-arg LINUX_BASE=HOST/distroless/static:nonroot " +
 			"examples/hello`. buildctl: `buildctl --addr ADDR build --frontend dockerfile.v0 --local context=examples/hello " +
 			"--local dockerfile=examples/hello --opt platform=linux/amd64,linux/arm64 --opt build-arg:GOLANG_IMAGE=... " +
 			"--opt build-arg:LINUX_BASE=... --output type=image,name=TARGET,push=true`. imgctl's result is that same " +
 			"index, which BuildKit pushes to the tag itself, with the base annotations added; imgctl's own requests " +
 			"are one handshake, the tag check and one GET of the final base, which the solve then uses by digest, " +
-			"so BuildKit does not resolve its tag."
+			"so BuildKit does not resolve its tag." + buildRowsNote
 	}
 	return "The same Dockerfile for linux/amd64, linux/arm64 and one Windows variant per LTSC release (ltsc2022, ltsc2025) " +
-		"on nanoserver-like bases. imgctl: `imgctl build --builder ADDR --progress quiet --no-verify " +
+		"on nanoserver-like bases. imgctl: `imgctl build --builder ADDR --progress quiet --provenance=false --no-verify " +
 		"--platform linux/amd64,linux/arm64,windows/amd64 --windows ltsc2022,ltsc2025 " +
 		"--windows-base ltsc2022=HOST/nanoserver:ltsc2022,ltsc2025=HOST/nanoserver:ltsc2025 -t TARGET --build-arg ... " +
 		"examples/hello`: three solves (Linux, and one per release), each pushed by digest and read back from the " +
@@ -140,14 +146,14 @@ func (c *buildCase) Describe() string {
 		"each with `--output type=image,name=TARGET,push-by-digest=true,push=true` and `--metadata-file` for the digest. " +
 		"**buildctl cannot merge these into one index**: that takes another tool (`imgctl index create`, " +
 		"`crane index append`, `regctl index create`), whose requests and time are not in buildctl's row. So the " +
-		"buildctl row is its solves only, and the overhead below overstates imgctl's cost for the same result."
+		"buildctl row is its solves only, and the overhead below overstates imgctl's cost for the same result." + buildRowsNote
 }
 
 // runBuildCases runs the selected build cases with the selected build
 // tools against one registry, one set of seeded bases and one buildkitd,
 // and returns their RESULTS.md sections by case name.
 func runBuildCases(ctx context.Context, cs []*buildCase, o options, root, binDir, work string, log io.Writer) (*buildReport, error) {
-	tools, err := newBuildTools(root, work, !o.skipVerify)
+	tools, err := newBuildTools(root, work, !o.skipVerify, o.baseline)
 	if err != nil {
 		return nil, err
 	}

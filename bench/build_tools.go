@@ -18,19 +18,33 @@ import (
 const buildkitVersion = "v0.34.2"
 
 // newBuildTools returns the build tools in report order: imgctl without
-// and (for information) with its post-push verify, then buildctl.
-func newBuildTools(root, work string, withVerify bool) ([]tool, error) {
+// and (for information) with its post-push verify, the extra rows (see
+// buildExtras), imgctl at the baseline revision when one is given, then
+// buildctl.
+func newBuildTools(root, work string, withVerify bool, baseline string) ([]tool, error) {
 	home := func(n string) (cmdTool, error) { return newCmdTool(filepath.Join(work, n)) }
 	h, err := home("build-imgctl")
 	if err != nil {
 		return nil, err
 	}
-	tools := []tool{&imgctlBuild{&imgctl{cmdTool: h, root: root}}}
+	tools := []tool{&imgctlBuild{imgctl: &imgctl{cmdTool: h, root: root}, extra: buildPlainArgs}}
 	if withVerify {
 		if h, err = home("build-imgctl-verify"); err != nil {
 			return nil, err
 		}
-		tools = append(tools, &imgctlBuild{&imgctl{cmdTool: h, root: root, verify: true}})
+		tools = append(tools, &imgctlBuild{imgctl: &imgctl{cmdTool: h, root: root, verify: true}, extra: buildPlainArgs})
+	}
+	for _, x := range buildExtras {
+		if h, err = home("build-imgctl-" + slug(x.suffix)); err != nil {
+			return nil, err
+		}
+		tools = append(tools, &imgctlBuild{imgctl: &imgctl{cmdTool: h, root: root}, suffix: x.suffix, extra: x.args})
+	}
+	if baseline != "" {
+		if h, err = home("build-imgctl-" + slug(baseline)); err != nil {
+			return nil, err
+		}
+		tools = append(tools, &imgctlBuild{imgctl: &imgctl{cmdTool: h, root: root, baseline: baseline}})
 	}
 	if h, err = home("build-buildctl"); err != nil {
 		return nil, err
@@ -38,15 +52,36 @@ func newBuildTools(root, work string, withVerify bool) ([]tool, error) {
 	return append(tools, &buildctl{cmdTool: h, root: root}), nil
 }
 
-// imgctlBuild is imgctl running `imgctl build`.
-type imgctlBuild struct{ *imgctl }
+// buildPlainArgs are the flags of the imgctl rows compared with buildctl:
+// the same work as buildctl's solves. buildctl attaches no attestation
+// unless asked, so imgctl's default provenance (mode=min) is turned off.
+var buildPlainArgs = []string{"--provenance=false"}
+
+// buildExtras are further imgctl rows, for information (the goals are
+// judged on the imgctl row): imgctl's default, with a SLSA provenance
+// attestation per image.
+var buildExtras = []struct {
+	suffix string
+	args   []string
+}{{suffix: "+provenance"}}
+
+// imgctlBuild is imgctl running `imgctl build`, with extra flags after the
+// common ones; suffix is appended to its row name.
+type imgctlBuild struct {
+	*imgctl
+	suffix string
+	extra  []string
+}
+
+// Name is the row name: imgctl's, with the suffix of an extra row.
+func (t *imgctlBuild) Name() string { return t.imgctl.Name() + t.suffix }
 
 func (t *imgctlBuild) Run(ctx context.Context, o op) error {
 	b, ok := o.(buildOp)
 	if !ok {
 		return t.imgctl.Run(ctx, o)
 	}
-	_, err := t.exec(ctx, imgctlBuildArgs(b, t.verify)...)
+	_, err := t.exec(ctx, append(imgctlBuildArgs(b, t.verify), t.extra...)...)
 	// Exit 1 with verify on means the index was pushed and verify reported
 	// findings: the build is done.
 	if exit := (*exec.ExitError)(nil); t.verify && errors.As(err, &exit) && exit.ExitCode() == 1 {

@@ -279,6 +279,7 @@ func cases() []benchCase {
 			},
 		},
 		&rebaseCase{},
+		&promoteCase{},
 	}
 }
 

@@ -39,6 +39,7 @@ type options struct {
 	trace      string
 	buildRuns  int
 	token      bool
+	baseline   string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -53,6 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.trace, "trace", "", "write every run's requests to DIR/<case>/<tool>-runN.log")
 	fs.BoolVar(&o.token, "token", true, "also run "+strings.Join(tokenCases, ", ")+" on a registry with token auth, counting handshakes")
 	fs.IntVar(&o.buildRuns, "build-runs", 0, "measured runs per tool of the build cases build-linux and build-windows (default -runs)")
+	fs.StringVar(&o.baseline, "baseline", "", "also measure imgctl built from this git revision (row imgctl@REV): the figures before a change, in the same run")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -79,7 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer os.RemoveAll(work)
 
-	tools, err := newTools(root, work, !o.skipVerify)
+	tools, err := newTools(root, work, !o.skipVerify, o.baseline)
 	if err != nil {
 		return err
 	}
@@ -159,7 +161,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // newTools returns the tools in report order, each with a private home
 // under work. imgctl is measured as the peers run (no verification after
 // the push) and, for information, with its default verification on.
-func newTools(root, work string, withVerify bool) ([]tool, error) {
+func newTools(root, work string, withVerify bool, baseline string) ([]tool, error) {
 	var tools []tool
 	home := func(n string) (cmdTool, error) { return newCmdTool(filepath.Join(work, n)) }
 	h, err := home("imgctl")
@@ -172,6 +174,12 @@ func newTools(root, work string, withVerify bool) ([]tool, error) {
 			return nil, err
 		}
 		tools = append(tools, &imgctl{cmdTool: h, root: root, verify: true})
+	}
+	if baseline != "" {
+		if h, err = home("imgctl-" + slug(baseline)); err != nil {
+			return nil, err
+		}
+		tools = append(tools, &imgctl{cmdTool: h, root: root, baseline: baseline})
 	}
 	if h, err = home("crane"); err != nil {
 		return nil, err

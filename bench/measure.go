@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // byteCounter is a registry middleware (regtest.WithMiddleware) that counts
@@ -31,7 +32,7 @@ type byteCounter struct {
 // byteCounts are the body bytes in both directions since the last reset.
 type byteCounts struct {
 	Manifest int64 // GET manifest responses and PUT manifest requests
-	Config   int64 // config blobs downloaded or uploaded
+	Config   int64 // config blobs and in-toto statements downloaded or uploaded
 	Layer    int64 // any other blob downloaded or uploaded
 }
 
@@ -182,20 +183,34 @@ func (b *countingBody) Read(p []byte) (int, error) {
 // when a manifest PUT names it as its config: a rebase uploads new configs
 // whose digests are unknown until then.
 func (c *byteCounter) reclassify(manifest []byte) {
+	type desc struct {
+		MediaType string `json:"mediaType"`
+		Digest    string `json:"digest"`
+	}
 	var m struct {
-		Config struct {
-			Digest string `json:"digest"`
-		} `json:"config"`
+		Config desc   `json:"config"`
+		Layers []desc `json:"layers"`
 	}
 	if json.Unmarshal(manifest, &m) != nil || m.Config.Digest == "" {
 		return
 	}
-	if n, ok := c.uploaded[m.Config.Digest]; ok {
-		c.b.Layer -= n
-		c.b.Config += n
-		delete(c.uploaded, m.Config.Digest)
+	meta := []string{m.Config.Digest}
+	// An attestation's in-toto statement (imgctl rebase writes one per
+	// rebased variant) is metadata like a config, not image content: it
+	// counts with the configs, so that "layer bytes" stays image layers.
+	for _, l := range m.Layers {
+		if l.MediaType == snapshot.InTotoMediaType {
+			meta = append(meta, l.Digest)
+		}
 	}
-	c.configs[m.Config.Digest] = true
+	for _, d := range meta {
+		if n, ok := c.uploaded[d]; ok {
+			c.b.Layer -= n
+			c.b.Config += n
+			delete(c.uploaded, d)
+		}
+		c.configs[d] = true
+	}
 }
 
 // env is one benchmark registry with its byte accounting.

@@ -7,6 +7,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	specs "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // Finding names of the rebase case.
@@ -23,7 +25,7 @@ const (
 // rebaseTally counts what a rebase result got right.
 type rebaseTally struct {
 	images, base, app, descOSV, cfgOSV, windows, annot, family, atts int
-	variant, variants                                                int
+	variant, variants, provenance                                    int
 }
 
 // Check reads the result index and compares each variant with what a
@@ -34,12 +36,15 @@ func (c *rebaseCase) Check(ctx context.Context, target string) ([]finding, error
 		return nil, err
 	}
 	var t rebaseTally
+	var atts []v1.Descriptor
+	images := map[string]bool{}
 	for _, d := range im.Manifests {
 		p := d.Platform
 		if p == nil || p.OS == "unknown" {
-			t.atts++
+			atts = append(atts, d)
 			continue
 		}
+		images[d.Digest.String()] = true
 		w, ok := c.want[p.OS+"/"+p.Architecture]
 		if !ok {
 			continue
@@ -48,10 +53,13 @@ func (c *rebaseCase) Check(ctx context.Context, target string) ([]finding, error
 			return nil, err
 		}
 	}
+	if err := t.addAttestations(idx, atts, images); err != nil {
+		return nil, err
+	}
 	n := len(rebasePlatforms)
-	attText := "dropped"
+	attText := ratioWord("provenance", "no provenance", t.provenance, n)
 	if t.atts > 0 {
-		attText = fmt.Sprintf("**kept %d (stale)**", t.atts)
+		attText += fmt.Sprintf(", **kept %d (stale)**", t.atts)
 	}
 	return []finding{
 		{findEntries, fmt.Sprintf("%d/%d", t.images, n), t.images == n},
@@ -62,17 +70,40 @@ func (c *rebaseCase) Check(ctx context.Context, target string) ([]finding, error
 		{findConfigOSV, ratioWord("updated", "stale", t.cfgOSV, t.windows), t.cfgOSV == t.windows},
 		{findBaseDigest, ratioWord("updated", "stale", t.annot, n), t.annot == n},
 		{findMediaTypes, ratioWord("OCI", "mixed", t.family, n), t.family == n},
-		{findAtts, attText, t.atts == 0},
+		{findAtts, attText, t.atts == 0 && t.provenance == n},
 	}, nil
+}
+
+// addAttestations counts the attestations of the result: fresh provenance
+// (about an image of the index, with an SLSA provenance v1 statement, as
+// imgctl rebase writes for each rebased variant) and stale ones (about an
+// image that left the index, or the source's provenance carried over).
+func (t *rebaseTally) addAttestations(idx v1.ImageIndex, atts []v1.Descriptor, images map[string]bool) error {
+	for _, d := range atts {
+		if !images[d.Annotations[snapshot.AnnotationReferenceDigest]] {
+			t.atts++
+			continue
+		}
+		_, m, err := imageManifest(idx, d.Digest)
+		if err != nil {
+			return err
+		}
+		fresh := false
+		for _, l := range m.Layers {
+			fresh = fresh || l.Annotations[snapshot.AnnotationPredicateType] == snapshot.PredicateSLSAProvenanceV1
+		}
+		if fresh {
+			t.provenance++
+		} else {
+			t.atts++
+		}
+	}
+	return nil
 }
 
 // add checks one variant of the result.
 func (t *rebaseTally) add(idx v1.ImageIndex, d v1.Descriptor, w rebaseWant) error {
-	img, err := idx.Image(d.Digest)
-	if err != nil {
-		return err
-	}
-	m, err := img.Manifest()
+	img, m, err := imageManifest(idx, d.Digest)
 	if err != nil {
 		return err
 	}
@@ -104,6 +135,16 @@ func (t *rebaseTally) add(idx v1.ImageIndex, d v1.Descriptor, w rebaseWant) erro
 	}
 	t.family += boolInt(oci)
 	return nil
+}
+
+// imageManifest opens the child h of idx and reads its manifest.
+func imageManifest(idx v1.ImageIndex, h v1.Hash) (v1.Image, *v1.Manifest, error) {
+	img, err := idx.Image(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := img.Manifest()
+	return img, m, err
 }
 
 func digestsEqual(a, b []v1.Descriptor) bool {

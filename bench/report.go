@@ -114,7 +114,7 @@ func (r *report) goals() []goal {
 	osv := goal{ok: true, title: "imgctl keeps os.version on Windows descriptors where a peer loses it"}
 	var reqD, layD, osvD, losers []string
 	for _, cr := range r.cases {
-		if isRebase(cr) {
+		if isRebase(cr) || isPromote(cr) {
 			continue
 		}
 		me, peers := r.split(cr)
@@ -167,7 +167,7 @@ func (r *report) goals() []goal {
 		osvD = append(osvD, "peers that lost it: "+strings.Join(losers, ", "))
 	}
 	osv.detail = strings.Join(osvD, "; ") + "."
-	return append([]goal{reqs, layers, osv}, r.rebaseGoals()...)
+	return append(append([]goal{reqs, layers, osv}, r.rebaseGoals()...), r.promoteGoals()...)
 }
 
 // split returns the primary imgctl result and the peers' results of a case.

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -42,6 +44,10 @@ func (t *crane) Run(ctx context.Context, o op) error {
 		return err
 	case rebaseIndex:
 		return t.rebase(ctx, o)
+	case promoteIndex:
+		// crane copies the index and its children, nothing that refers to them.
+		_, err := t.exec(ctx, "--insecure", "copy", o.Source, o.Target)
+		return err
 	}
 	return fmt.Errorf("crane %s: %w", o.opName(), errUnsupported)
 }
@@ -81,19 +87,30 @@ func (t *regctl) Run(ctx context.Context, o op) error {
 		return err
 	case rebaseIndex:
 		return t.rebase(ctx, o)
+	case promoteIndex:
+		// --referrers copies the referrers (through the fallback tag here),
+		// --digest-tags the cosign sha256-<digest>.sig style tags.
+		_, err := t.exec(ctx, "image", "copy", "--referrers", "--digest-tags", o.Source, o.Target)
+		return err
 	}
 	return fmt.Errorf("regctl %s: %w", o.opName(), errUnsupported)
 }
 
-// imgctl is this checkout, built into the bench bin directory.
+// imgctl is this checkout, built into the bench bin directory, or with
+// baseline set, the commit baseline of the same repository: the "before"
+// row of a change measured in the same run as the "after".
 type imgctl struct {
 	cmdTool
-	root    string // module root to build from
-	verify  bool   // leave imgctl's post-push verification on
-	version string
+	root     string // module root to build from
+	verify   bool   // leave imgctl's post-push verification on
+	baseline string // a git revision to build instead of the checkout
+	version  string
 }
 
 func (t *imgctl) Name() string {
+	if t.baseline != "" {
+		return "imgctl@" + t.baseline
+	}
 	if t.verify {
 		return "imgctl+verify"
 	}
@@ -102,16 +119,53 @@ func (t *imgctl) Name() string {
 
 func (t *imgctl) Version() string { return t.version }
 
-// Install builds imgctl from the checkout; the Go build cache makes repeats cheap.
+// Install builds imgctl from the checkout, or from the baseline commit
+// exported with git archive; the Go build cache makes repeats cheap.
 func (t *imgctl) Install(ctx context.Context, binDir string) error {
-	t.bin = filepath.Join(binDir, "imgctl")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", t.bin, "./cmd/imgctl")
-	cmd.Dir = t.root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building imgctl: %w: %s", err, tail(string(out), 5))
+	t.bin, t.version = filepath.Join(binDir, "imgctl"), checkoutVersion(ctx, t.root)
+	dir := t.root
+	if t.baseline != "" {
+		var err error
+		if dir, err = exportRevision(ctx, t.root, t.baseline, binDir); err != nil {
+			return err
+		}
+		t.bin, t.version = filepath.Join(binDir, "imgctl-"+slug(t.baseline)), "commit "+t.baseline
 	}
-	t.version = checkoutVersion(ctx, t.root)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", t.bin, "./cmd/imgctl")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building imgctl %s: %w: %s", t.version, err, tail(string(out), 5))
+	}
 	return nil
+}
+
+// exportRevision writes the tree of rev (a commit of the repository at
+// root) into a fresh directory under binDir with git archive, and returns it.
+func exportRevision(ctx context.Context, root, rev, binDir string) (string, error) {
+	dir := filepath.Join(binDir, "src-"+slug(rev))
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	archive := exec.CommandContext(ctx, "git", "-C", root, "archive", "--format=tar", rev)
+	untar := exec.CommandContext(ctx, "tar", "-x", "-C", dir)
+	pipe, err := archive.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	untar.Stdin = pipe
+	var errb bytes.Buffer
+	archive.Stderr = &errb
+	if err := untar.Start(); err != nil {
+		return "", err
+	}
+	aerr := archive.Run()
+	if err := errors.Join(aerr, untar.Wait()); err != nil {
+		return "", fmt.Errorf("exporting imgctl %s: %w: %s", rev, err, tail(errb.String(), 3))
+	}
+	return dir, nil
 }
 
 // Configure does nothing: imgctl uses plain HTTP for 127.0.0.1 by contract.
@@ -148,6 +202,8 @@ func imgctlArgs(o op, verify bool) ([]string, error) {
 			args = append(args, "--no-verify")
 		}
 		return append(args, o.Source, "-t", o.Target), nil
+	case promoteIndex:
+		return []string{"promote", "--policy", o.Policy, "--key", o.Key, o.Source, o.Target}, nil
 	}
 	return nil, fmt.Errorf("imgctl %s: %w", o.opName(), errUnsupported)
 }

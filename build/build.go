@@ -34,6 +34,12 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer closeStatus()
 	log, rc := o.logger(), o.registry()
+	if err := validateAttestations(&o); err != nil {
+		return nil, err
+	}
+	if o.NeedsBaseFiles() {
+		o.note(sbomNote)
+	}
 	p, err := Prepare(o)
 	if err != nil && !p.waivable(err) {
 		return nil, err

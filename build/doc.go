@@ -132,6 +132,31 @@
 //
 // A stage FROM scratch gets neither annotation.
 //
+// # Attestations
+//
+// Options.Provenance and Options.SBOM become BuildKit's own frontend
+// attributes attest:provenance (mode=min|max, builder-id) and attest:sbom
+// (generator=IMAGE) on every solve, Windows variants included; imgctl
+// build's defaults are those of docker buildx build (provenance mode=min,
+// no SBOM). Each solve's result is then an index with one attestation
+// manifest per image (vnd.docker.reference.type=attestation-manifest,
+// vnd.docker.reference.digest naming the image), which the merge keeps
+// next to its image; a tagged-directly index is BuildKit's own. The
+// provenance (SLSA v1) names the bases as pinned (see Pinning) among its
+// resolved dependencies.
+//
+// The SBOM generator runs on the daemon's build platform (Linux) with the
+// image's root filesystem mounted. For a Windows image that is the tree a
+// Linux snapshotter unpacks from the Windows layers: every file under its
+// C:\ path with the Files/ prefix stripped (C:\app\hello.exe is
+// /app/hello.exe) and no Hives/ entries. A scanner can list and hash those
+// files, the base's included, and find what it can recognise from files
+// alone; it cannot list Windows components, updates or MSI-installed
+// software, which live in the registry hives and the servicing store
+// (a hive file under Windows/System32/config is a file to it, not a
+// registry). An SBOM needs the bases' files, so a build with one always
+// pulls them (NeedsBaseFiles) and says so in a note.
+//
 // # Offline builds and # syntax
 //
 // A `# syntax=` directive makes BuildKit's built-in Dockerfile frontend

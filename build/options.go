@@ -57,6 +57,13 @@ type Options struct {
 	// (gateway.v0); otherwise the daemon's built-in frontend builds the
 	// file and a # syntax= line is ignored.
 	SyntaxImage string
+	// Provenance, when set, attaches a SLSA provenance attestation to
+	// every image (nil: none). The CLI's default is ProvenanceMin, as
+	// buildx's.
+	Provenance *Provenance
+	// SBOM, when set, attaches an SPDX SBOM to every image (nil: none);
+	// see NeedsBaseFiles.
+	SBOM *SBOM
 	// Annotations are set on the merged index.
 	Annotations map[string]string
 	// Status receives the solve status of every solve; Build closes it

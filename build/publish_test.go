@@ -1,9 +1,18 @@
 package build
 
 import (
+	"context"
+	"fmt"
+	"maps"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/registry"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // TestTagsDirectly: only one solve of several platforms, none Windows, is
@@ -29,5 +38,61 @@ func TestTagsDirectly(t *testing.T) {
 		if got := p.tagsDirectly(); got != c.want {
 			t.Errorf("%v: %t, want %t", c.variants, got, c.want)
 		}
+	}
+}
+
+// TestPublishKeepsAttestations merges what two solves pushed, each an
+// index of an image and the attestation manifest BuildKit attached to it:
+// the published index holds both images and both attestation manifests,
+// each still naming an image of the index.
+func TestPublishKeepsAttestations(t *testing.T) {
+	ctx := context.Background()
+	reg := regtest.New(t)
+	lin := regtest.Must(regtest.LinuxImage("amd64"))(t)
+	win := regtest.Must(regtest.WindowsImage(regtest.OSVersionLTSC2022))(t)
+	tag, err := name.NewTag(reg.Host()+"/app:1", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exps []*exported
+	var p Plan
+	want := map[v1.Hash]bool{}
+	for i, img := range []v1.Image{lin, win} {
+		att := regtest.Must(regtest.AttestationEntry(img))(t)
+		solved := regtest.Must(regtest.Index(regtest.Entry{Image: img}, att))(t)
+		_, d, err := reg.PushTag(fmt.Sprintf("app:solve-%d", i), solved)
+		if err != nil {
+			t.Fatal(err)
+		}
+		top := v1.Descriptor{MediaType: types.OCIImageIndex, Digest: d, Size: int64(len(regtest.Must(solved.RawManifest())(t)))}
+		dc := &daemonContent{content: &memContent{}, repo: tag.Context(), rc: registry.New()}
+		ex, err := readExported(ctx, dc, top, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exps = append(exps, ex)
+		p.Variants = append(p.Variants, Variant{Platforms: []v1.Platform{*ex.Images[0].Descriptor.Platform}})
+		want[regtest.Must(img.Digest())(t)] = true
+	}
+	res, err := p.publish(ctx, &Options{Tag: tag}, registry.New(), exps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images, atts := map[v1.Hash]bool{}, 0
+	for _, d := range res.Plan.Manifest.Manifests {
+		if !snapshot.IsAttestation(d) {
+			images[d.Digest] = true
+		}
+	}
+	for _, d := range res.Plan.Manifest.Manifests {
+		if snapshot.IsAttestation(d) {
+			atts++
+			if subj, ok := snapshot.Subject(d); !ok || !images[subj] {
+				t.Errorf("attestation %s names %v, not an image of the index", d.Digest, d.Annotations)
+			}
+		}
+	}
+	if !maps.Equal(images, want) || atts != 2 {
+		t.Errorf("index images %v and %d attestations, want %v and 2", images, atts, want)
 	}
 }

@@ -146,6 +146,7 @@ func frontendAttrs(p *Plan, o *Options, i int) map[string]string {
 	for k, val := range v.BuildArgs {
 		attrs["build-arg:"+k] = val
 	}
+	maps.Copy(attrs, attestAttrs(o))
 	return attrs
 }
 

@@ -29,6 +29,10 @@ type Prepared struct {
 	// (imgctl build: BuildKit pushed it there by digest), so it is neither
 	// checked nor uploaded; Manifest and Blobs may then be empty.
 	Present bool
+	// Fresh says the manifest was made for this run and cannot already be
+	// stored (a provenance statement records its own times), so it is
+	// uploaded without asking the registry first: one HEAD fewer.
+	Fresh bool
 }
 
 // Blob is a blob a Prepared manifest references: either held in memory
@@ -114,9 +118,11 @@ func (s *session) uploadPrepared(ctx context.Context, repo name.Repository, es [
 		}
 		g.Go(func() error {
 			dst := repo.Digest(e.Descriptor.Digest.String())
-			got, err := s.rc.Head(gctx, dst)
-			if err != nil || got != nil {
-				return err
+			if !p.Fresh {
+				got, err := s.rc.Head(gctx, dst)
+				if err != nil || got != nil {
+					return err
+				}
 			}
 			bg, bctx := errgroup.WithContext(gctx)
 			for _, b := range p.Blobs {

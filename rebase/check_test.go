@@ -100,7 +100,8 @@ func TestBaseFromFlagOrDescriptor(t *testing.T) {
 }
 
 // TestPartialRebase: only the Windows base moved; the Linux variants and
-// their attestations are kept as they are.
+// their attestations are kept as they are, the Windows variant gets a new
+// provenance attestation.
 func TestPartialRebase(t *testing.T) {
 	f := newFixture(t)
 	pushIndex(t, f.reg, "base/nanoserver:ltsc2025", regtest.Must(regtest.WindowsBaseImage(winNew))(t))
@@ -109,15 +110,16 @@ func TestPartialRebase(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, im := fetchIndex(t, tag(t, f.reg, "app:2"))
-	if len(im.Manifests) != 5 || im.Manifests[0].Digest != digest(t, f.amd) || im.Manifests[1].Digest != digest(t, f.arm) {
+	if len(im.Manifests) != 6 || im.Manifests[0].Digest != digest(t, f.amd) || im.Manifests[1].Digest != digest(t, f.arm) {
 		t.Fatalf("entries %v", im.Manifests)
 	}
 	if res.Variants[0].Stale || res.Variants[0].NewDigest != "" || !res.Variants[2].Stale ||
-		countPrefix(res.Notes, "dropped attestation") != 1 || res.Index.Copied != 1 {
+		countContains(res.Notes, "describes the image before the rebase") != 1 || res.Index.Copied != 2 {
 		t.Errorf("variants %+v notes %q copied %d", res.Variants, res.Notes, res.Index.Copied)
 	}
 	// Into another repository, the kept variants and attestations are
-	// mounted; only the one new config is uploaded.
+	// mounted; only the one new config and the new attestation are
+	// uploaded.
 	f.reg.ResetStats()
 	other, err := Rebase(ctx, f.app, tag(t, f.reg, "other:1"), testOptions())
 	if err != nil {
@@ -126,8 +128,10 @@ func TestPartialRebase(t *testing.T) {
 	st := f.reg.Stats()
 	oidx, oim := fetchIndex(t, tag(t, f.reg, "other:1"))
 	win := regtest.Must(regtest.Must(oidx.Image(oim.Manifests[2].Digest))(t).Manifest())(t)
-	if other.Index.Copied != 5 || st.BlobBytesReceived != win.Config.Size {
-		t.Errorf("partial rebase into another repository: %s, copied %d, new config %dB", st, other.Index.Copied, win.Config.Size)
+	att := regtest.Must(regtest.Must(oidx.Image(oim.Manifests[5].Digest))(t).Manifest())(t)
+	uploaded := win.Config.Size + att.Config.Size + att.Layers[0].Size
+	if other.Index.Copied != 6 || st.BlobBytesReceived != uploaded {
+		t.Errorf("partial rebase into another repository: %s, copied %d, new config and attestation %dB", st, other.Index.Copied, uploaded)
 	}
 }
 

@@ -34,6 +34,7 @@ func (s *session) child(ctx context.Context, in *source, v *variant) (index.Prep
 	repo := v.current.repo
 	oldDigest, err := s.oldChild(ctx, repo, *v.old, v.plat)
 	if err == nil {
+		v.oldChild = oldDigest
 		p.old, err = s.image(ctx, repo, oldDigest)
 	}
 	if err == nil {

@@ -53,8 +53,58 @@
 // read by the client; only the new configs, which are small, are uploaded.
 // A base in another registry cannot be mounted: its layers are streamed,
 // with a note. When every variant is current nothing is pushed.
-// Attestations of rebased variants are dropped with a note: they describe
-// the image before the rebase.
+//
+// # Provenance
+//
+// Each rebased variant gets a new attestation manifest in BuildKit's layout
+// (an OCI image manifest whose config says os and architecture "unknown",
+// one application/vnd.in-toto+json layer annotated in-toto.io/predicate-type;
+// its index descriptor has platform unknown/unknown and the
+// vnd.docker.reference.type and .digest annotations naming the new
+// manifest), so that buildx imagetools, docker and policy engines read it
+// as they read BuildKit's. It holds an in-toto v1 statement about the new
+// manifest (subject: the target tag as a package URL with the platform, and
+// the digest) with an SLSA provenance v1 predicate:
+//
+//   - buildDefinition.buildType is BuildType;
+//   - externalParameters: the source reference, the target tag, the
+//     variant's platform and its base's name;
+//   - resolvedDependencies: the variant before the rebase (DependencySource,
+//     with the source index digest), the old base's and the new base's image
+//     for the platform (DependencyOldBase, DependencyNewBase: the base name as
+//     a package URL, and the digest), and each old attestation manifest of
+//     the variant (DependencyAttestation, with its predicate types);
+//   - runDetails.builder: id Options.BuilderID (DefaultBuilderID when unset)
+//     and version {"imgctl": Options.Version};
+//   - runDetails.metadata: a random invocation id, and the times the run
+//     started and the statement was made.
+//
+// The variant's old attestations (BuildKit's provenance, an SBOM) leave the
+// index with their subject: an attestation that points at a manifest no
+// longer in the index is one that tools cannot place, and two attestation
+// manifests for one subject make buildx's loader show one of them at
+// random. The new provenance names them by digest in the source
+// repository instead, where the source index keeps them as long as a tag
+// points at it: rebase publishes a new tag and never changes the source's
+// (tags are immutable), so keep the source tag for as long as the chain of
+// provenance matters. When the target is that same repository (the monthly
+// job), they resolve there. Into another repository they are not copied:
+// an untagged copy is kept by nothing, and a registry that deletes
+// untagged manifests would collect it, so it would cost requests and keep
+// nothing.
+//
+// The old SBOM is not carried over, and no new one is written: it lists the
+// files and packages of the old base, which the rebase replaced (typically
+// to fix them), and rebase reads no layer to list the new base's. Carrying
+// it forward against the new digest would let scanners report the old
+// base's packages for the new image. It stays readable through the old
+// attestation manifest; a current SBOM needs a build with --sbom. A policy
+// that requires an SBOM therefore refuses a rebased variant until then.
+//
+// The provenance records the run's times, so a dry run cannot give the
+// index digest of the real run (each variant's digest is exact). A repeated
+// run onto a tag that already holds the same images takes that index's
+// attestations in place of new ones and pushes nothing.
 //
 // The package never prints: progress goes to Options.Logger and what it
 // changed is returned in Result.Notes. Result.Snapshot gives verify the

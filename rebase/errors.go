@@ -21,6 +21,9 @@ var (
 	// ErrBuildChange is returned when a Windows variant's base moved to
 	// another build and AllowBuildChange is not set.
 	ErrBuildChange = errors.New("base is a different Windows build")
+	// ErrBuilderID is returned for an Options.BuilderID that is not an
+	// absolute URI, as SLSA requires of runDetails.builder.id.
+	ErrBuilderID = errors.New("builder id must be an absolute URI")
 	// ErrMediaType is returned for a base layer media type that has no
 	// equivalent in the image's media type family, or an unknown one.
 	ErrMediaType = errors.New("layer media type cannot be converted")

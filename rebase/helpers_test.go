@@ -118,6 +118,19 @@ func digest(t *testing.T, x interface{ Digest() (v1.Hash, error) }) v1.Hash {
 	return regtest.Must(x.Digest())(t)
 }
 
+// rebaseApp rebases the fixture's app:1 into app:2 with o, imgctl's
+// version set, and returns the result and the target.
+func rebaseApp(t *testing.T, f *fixture, o Options) (*Result, name.Tag) {
+	t.Helper()
+	o.Version = "v1.2.3-test"
+	target := tag(t, f.reg, "app:2")
+	res, err := Rebase(ctx, f.app, target, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, target
+}
+
 func tag(t *testing.T, reg *regtest.Registry, s string) name.Tag {
 	t.Helper()
 	return reg.MustRef(t, s).(name.Tag)
@@ -169,10 +182,15 @@ func sameJSON(t *testing.T, a, b []v1.Descriptor) bool {
 	return string(regtest.Must(json.Marshal(a))(t)) == string(regtest.Must(json.Marshal(b))(t))
 }
 
-func countPrefix(ss []string, prefix string) int {
+func countPrefix(ss []string, prefix string) int { return count(ss, prefix, strings.HasPrefix) }
+
+func countContains(ss []string, sub string) int { return count(ss, sub, strings.Contains) }
+
+// count returns how many of ss match s.
+func count(ss []string, s string, match func(string, string) bool) int {
 	n := 0
-	for _, s := range ss {
-		if strings.HasPrefix(s, prefix) {
+	for _, x := range ss {
+		if match(x, s) {
 			n++
 		}
 	}

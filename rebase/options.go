@@ -1,8 +1,10 @@
 package rebase
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/imgctl/imgctl/registry"
@@ -29,6 +31,15 @@ type Options struct {
 	Force bool
 	// Jobs bounds concurrent reads and blob transfers; 0 means DefaultJobs.
 	Jobs int
+	// Version is imgctl's version, recorded in the provenance of each
+	// rebased variant (runDetails.builder.version["imgctl"]); "" records
+	// "unknown".
+	Version string
+	// BuilderID is runDetails.builder.id of the provenance written for
+	// each rebased variant; "" means DefaultBuilderID. Set it to the
+	// identity of the platform that runs the rebase (a CI system's URI), as
+	// a policy's trusted builders name it.
+	BuilderID string
 	// Logger receives progress at debug level and notes at info level;
 	// nil discards.
 	Logger *slog.Logger
@@ -46,4 +57,29 @@ func (o *Options) jobs() int {
 		return DefaultJobs
 	}
 	return o.Jobs
+}
+
+// check refuses options that would write a bad provenance.
+func (o *Options) check() error {
+	if o.BuilderID == "" {
+		return nil
+	}
+	if u, err := url.Parse(o.BuilderID); err != nil || !u.IsAbs() || (u.Host == "" && u.Opaque == "") {
+		return fmt.Errorf("%w: %q", ErrBuilderID, o.BuilderID)
+	}
+	return nil
+}
+
+func (o *Options) builderID() string {
+	if o.BuilderID == "" {
+		return DefaultBuilderID
+	}
+	return o.BuilderID
+}
+
+func (o *Options) version() string {
+	if o.Version == "" {
+		return "unknown"
+	}
+	return o.Version
 }

@@ -1,15 +1,20 @@
 package rebase
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/imgctl/imgctl/index"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
@@ -35,23 +40,34 @@ type Result struct {
 // current image for the variant's platform and publishes the result as
 // target, through index.PublishPrepared: base layers are mounted from the
 // base's repository and app layers from src's, never read; only the new
-// configs are uploaded. Current variants and their attestations are kept;
-// attestations of rebased variants are dropped with a note, as they
-// describe the image before the rebase. When every variant is current it
-// pushes nothing. Errors name the variant; a Windows build change needs
-// Options.AllowBuildChange.
+// configs are uploaded. Current variants and their attestations are kept.
+// Each rebased variant gets a new attestation manifest holding imgctl's
+// SLSA provenance (BuildType), which lists the variant's old attestation
+// manifests as resolved dependencies; those leave the index (their subject
+// does) and stay in the source repository, kept by the source's tag. When
+// every variant is current it pushes nothing. Errors name the variant; a
+// Windows build change needs Options.AllowBuildChange.
 func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options) (*Result, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	r := &run{invocation: uuid.NewString(), started: time.Now(), target: target}
 	s := newSession(o, src, &target)
 	in, err := s.loadSource(ctx, src)
 	if err != nil {
 		return nil, err
 	}
+	r.src = in
 	res := &Result{Status: *in.status(), Tag: target.String(), Notes: []string{}, entries: map[v1.Hash]snapEntry{}}
 	if !res.Stale {
 		res.Notes = append(res.Notes, fmt.Sprintf("every variant of %s is on its base's current image: nothing to push", src))
 		return res, nil
 	}
 	children, err := s.children(ctx, in, res)
+	if err != nil {
+		return nil, err
+	}
+	atts, err := s.provenance(ctx, r, res)
 	if err != nil {
 		return nil, err
 	}
@@ -62,13 +78,55 @@ func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options)
 		}
 	}
 	io := index.Options{Registry: s.rc, Logger: o.Logger, Force: o.Force, DryRun: o.DryRun, Jobs: o.Jobs}
-	ir, err := index.PublishPrepared(ctx, target, children, in.annotations(), io)
+	ir, err := s.publish(ctx, r, children, atts, io)
 	if err != nil {
 		return nil, err
 	}
 	res.Index, res.Pushed = ir, ir.Pushed
 	res.Notes = append(res.Notes, ir.Notes...)
+	for i, v := range res.Variants {
+		for _, d := range ir.Manifest.Manifests {
+			if v.NewDigest != "" && snapshot.IsAttestation(d) && d.Annotations[snapshot.AnnotationReferenceDigest] == v.NewDigest {
+				res.Variants[i].Provenance = d.Digest.String()
+			}
+		}
+	}
 	return res, nil
+}
+
+// publish publishes the children and the new attestations as one index.
+// When the tag exists, it is an earlier run of this rebase if it holds the
+// same images: its attestations are taken in place of the new ones (whose
+// times differ), so that the run is a no-op as before.
+func (s *session) publish(ctx context.Context, r *run, children, atts []index.Prepared, io index.Options) (*index.Result, error) {
+	annotations := r.src.annotations()
+	ir, err := index.PublishPrepared(ctx, r.target, slices.Concat(children, atts), annotations, io)
+	if !errors.Is(err, registry.ErrTagExists) || len(atts) == 0 {
+		return ir, err
+	}
+	rd, gerr := s.rc.Get(ctx, r.target)
+	if gerr != nil || !rd.MediaType.IsIndex() {
+		return nil, err
+	}
+	prev, gerr := v1.ParseIndexManifest(bytes.NewReader(rd.Manifest))
+	if gerr != nil {
+		return nil, err
+	}
+	bySubject := map[string]v1.Descriptor{}
+	for _, d := range prev.Manifests {
+		if snapshot.IsAttestation(d) {
+			bySubject[d.Annotations[snapshot.AnnotationReferenceDigest]] = d
+		}
+	}
+	reused := slices.Clone(atts)
+	for i, a := range reused {
+		d, ok := bySubject[a.Descriptor.Annotations[snapshot.AnnotationReferenceDigest]]
+		if !ok {
+			return nil, err
+		}
+		reused[i] = index.Prepared{Descriptor: d, Present: true, From: r.target}
+	}
+	return index.PublishPrepared(ctx, r.target, slices.Concat(children, reused), annotations, io)
 }
 
 // children rebases the stale variants (at most Jobs at a time; every
@@ -88,21 +146,19 @@ func (s *session) children(ctx context.Context, in *source, res *Result) ([]inde
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	rebasedFrom := map[string]string{}
+	rebased := map[string]bool{}
 	for i, v := range in.variants {
 		res.Variants[i].NewDigest = v.NewDigest
-		if v.NewDigest != "" {
-			rebasedFrom[v.Digest] = v.Platform
-		}
+		rebased[v.Digest] = v.NewDigest != ""
 		if v.note != "" {
 			res.Notes = append(res.Notes, v.note)
 		}
 		res.entries[out[i].Descriptor.Digest] = v.snap
+		v.newDesc = out[i].Descriptor
 	}
 	for _, d := range in.others {
-		if p, ok := rebasedFrom[d.Annotations[snapshot.AnnotationReferenceDigest]]; ok && snapshot.IsAttestation(d) {
-			res.Notes = append(res.Notes, fmt.Sprintf("dropped attestation %s of %s: it describes the image before the rebase", d.Digest, p))
-			continue
+		if snapshot.IsAttestation(d) && rebased[d.Annotations[snapshot.AnnotationReferenceDigest]] {
+			continue // replaced by the rebase's provenance: see provenance
 		}
 		c, err := s.kept(ctx, in, d)
 		if err != nil {

@@ -40,11 +40,13 @@ func TestRebaseMovesEveryVariant(t *testing.T) {
 	log.mu.Unlock()
 	t.Logf("rebase of 3 variants: %s", st)
 	idx, im := fetchIndex(t, target)
-	if !res.Pushed || len(im.Manifests) != 3 || digest(t, idx) != res.Index.Digest {
-		t.Fatalf("pushed=%v, %d entries (want 3: attestations dropped)", res.Pushed, len(im.Manifests))
+	// Each variant's BuildKit attestation is replaced by imgctl's
+	// provenance (TestRebaseProvenance checks them).
+	if !res.Pushed || len(im.Manifests) != 6 || digest(t, idx) != res.Index.Digest {
+		t.Fatalf("pushed=%v, %d entries (want 3 variants and 3 attestations)", res.Pushed, len(im.Manifests))
 	}
-	if n := countPrefix(res.Notes, "dropped attestation"); n != 3 {
-		t.Errorf("notes %q: want 3 dropped attestations", res.Notes)
+	if n := countContains(res.Notes, "describes the image before the rebase"); n != 3 {
+		t.Errorf("notes %q: want 3 replaced attestations", res.Notes)
 	}
 	want := map[string][2]v1.Image{ // platform -> app, new base
 		"windows/amd64:" + winNew: {f.win, newWin},
@@ -53,6 +55,12 @@ func TestRebaseMovesEveryVariant(t *testing.T) {
 	}
 	var newConfigs int64
 	for _, d := range im.Manifests {
+		if snapshot.IsAttestation(d) {
+			// uploaded too: the attestation's config and statement
+			m := regtest.Must(regtest.Must(idx.Image(d.Digest))(t).Manifest())(t)
+			newConfigs += m.Config.Size + m.Layers[0].Size
+			continue
+		}
 		w, ok := want[formatDesc(d)]
 		if !ok {
 			t.Errorf("unexpected entry %s", formatDesc(d))
@@ -65,7 +73,8 @@ func TestRebaseMovesEveryVariant(t *testing.T) {
 		}
 	}
 	// Zero layer bytes: every blob read is a config, and only the new configs
-	// were uploaded; base layers were mounted (app layers are already in app).
+	// and attestations were uploaded; base layers were mounted (app layers
+	// are already in app).
 	layers := layerDigests(t, f.win, f.amd, f.arm, newWin, newLin["amd64"], newLin["arm64"])
 	for _, d := range read {
 		if layers[d] {
@@ -128,8 +137,9 @@ func TestRebaseTwiceIsNoop(t *testing.T) {
 	if err != nil || res.Pushed || res.Stale || res.Index != nil || countPrefix(res.Notes, "every variant") != 1 {
 		t.Fatalf("second run: %v %+v", err, res)
 	}
+	// The repeated run takes the provenance the first one wrote.
 	again, err := Rebase(ctx, f.app, tag(t, f.reg, "app:2"), testOptions())
-	if err != nil || again.Pushed || again.Index.Digest != first.Index.Digest {
+	if err != nil || again.Pushed || again.Index.Digest != first.Index.Digest || again.Variants[2].Provenance != first.Variants[2].Provenance {
 		t.Fatalf("repeated run: %v", err)
 	}
 	if st := f.reg.Stats(); st.Put != 0 || st.Post != 0 {
@@ -179,7 +189,7 @@ func TestRebaseBuildChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, im := fetchIndex(t, tag(t, f.reg, "app:2"))
-	if got := formatDesc(im.Manifests[2]); got != "windows/amd64:"+winBuild || countPrefix(res.Notes, "windows/amd64") != 1 {
+	if got := formatDesc(im.Manifests[2]); got != "windows/amd64:"+winBuild || countContains(res.Notes, "moved from build") != 1 {
 		t.Errorf("entry %s, notes %q", got, res.Notes)
 	}
 }

@@ -45,6 +45,9 @@ type Variant struct {
 	BuildChange bool `json:"build_change,omitempty"`
 	// NewDigest is the rebased manifest (Rebase only).
 	NewDigest string `json:"new_digest,omitempty"`
+	// Provenance is the attestation manifest in the new index that holds
+	// the rebase's provenance of NewDigest (Rebase only).
+	Provenance string `json:"provenance,omitempty"`
 	// Note explains an unusual status.
 	Note string `json:"note,omitempty"`
 }
@@ -52,11 +55,16 @@ type Variant struct {
 // variant is a Variant with what was read to produce it.
 type variant struct {
 	Variant
-	desc    v1.Descriptor // the descriptor in the source index
-	plat    platform.Platform
-	app     *image
-	base    name.Reference // the base reference
-	old     *v1.Hash       // the recorded base.digest
+	desc v1.Descriptor // the descriptor in the source index
+	plat platform.Platform
+	app  *image
+	base name.Reference // the base reference
+	old  *v1.Hash       // the recorded base.digest
+	// oldChild is the old base's image for the platform (old, or its
+	// child when old is an index), set by Rebase.
+	oldChild v1.Hash
+	// newDesc is its descriptor in the new index, set by Rebase.
+	newDesc v1.Descriptor
 	current *resolved
 	note    string    // a note for Result.Notes, set by Rebase
 	snap    snapEntry // what the new index holds for it, set by Rebase

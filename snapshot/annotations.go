@@ -16,6 +16,25 @@ const (
 	AttestationManifest = "attestation-manifest"
 )
 
+// What BuildKit writes into an attestation manifest: one in-toto statement
+// per layer, each layer annotated with its statement's predicate type.
+const (
+	// InTotoMediaType is the media type of an in-toto statement layer.
+	InTotoMediaType = "application/vnd.in-toto+json"
+	// AnnotationPredicateType is the layer annotation naming the
+	// predicate type of the statement the layer holds.
+	AnnotationPredicateType = "in-toto.io/predicate-type"
+	// PredicateSLSAProvenanceV1 is the predicate type of SLSA provenance
+	// v1, which BuildKit and imgctl rebase write.
+	PredicateSLSAProvenanceV1 = "https://slsa.dev/provenance/v1"
+	// PredicateSLSAProvenancePrefix starts every SLSA provenance predicate
+	// type (v0.2 and v1): buildx's imagetools reads a layer as provenance
+	// by this prefix.
+	PredicateSLSAProvenancePrefix = "https://slsa.dev/provenance/"
+	// PredicateSPDX is the predicate type of an SPDX SBOM statement.
+	PredicateSPDX = "https://spdx.dev/Document"
+)
+
 // The OCI annotations that record a variant's base image, on its manifest
 // and its index descriptor. build writes them, rebase and bases read and
 // update them, policy checks them.

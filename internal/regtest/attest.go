@@ -17,9 +17,9 @@ import (
 // Names BuildKit uses for attestation manifests in an index.
 const (
 	// InTotoMediaType is the media type of in-toto attestation layers.
-	InTotoMediaType types.MediaType = "application/vnd.in-toto+json"
+	InTotoMediaType types.MediaType = snapshot.InTotoMediaType
 	// AnnotationPredicateType is the layer annotation naming the predicate.
-	AnnotationPredicateType = "in-toto.io/predicate-type"
+	AnnotationPredicateType = snapshot.AnnotationPredicateType
 	// SLSAProvenanceV02 is the predicate type of the provenance layer.
 	SLSAProvenanceV02 = "https://slsa.dev/provenance/v0.2"
 )

@@ -22,6 +22,7 @@ type buildOptions struct {
 	variantFlags
 	nodeFlags
 	tag, builder, progress, metadataFile, syntaxImage string
+	provenance, sbom                                  string
 	tls                                               build.TLSOptions
 	secrets, ssh, cacheFrom, cacheTo, annotations     []string
 	force, noCache, noVerify                          bool
@@ -49,6 +50,12 @@ running buildkitd.exe. Each node solves its platforms concurrently, progress
 from all of them shows in one view, and the results are merged into one index.
 Platforms without a node go to --builder or $BUILDKIT_HOST. A RUN in a Windows
 stage is allowed only on a --node windows... whose daemon has a Windows worker.
+
+Every image gets a SLSA provenance attestation (--provenance, mode=min by
+default as with buildx; false for none), and with --sbom an SPDX SBOM made by a
+scanner image that BuildKit runs on its Linux worker, for Windows variants too.
+The attestation manifests are merged into the index next to their images.
+--sbom makes the builder download every base: the scanner reads whole images.
 Exit 0 on success, 1 on lint findings or a failed
 verify, 2 on usage, builder, build or registry errors.`,
 		Example: `  imgctl build -t reg.example.com/hello:1.0 --windows ltsc2022,ltsc2025 examples/hello
@@ -81,6 +88,9 @@ verify, 2 on usage, builder, build or registry errors.`,
 	fl.StringVar(&o.progress, "progress", "auto", "progress output: auto, plain, tty, quiet or rawjson (on stderr)")
 	fl.StringVar(&o.metadataFile, "metadata-file", "", "write the index and per-platform digests as JSON to this file")
 	fl.StringArrayVar(&o.annotations, "annotation", nil, "index annotation key=value, repeatable")
+	fl.StringVar(&o.provenance, "provenance", "mode=min", "SLSA provenance attestation per image: mode=min, mode=max (min, max, true = min), false for none; builder-id=URI names the builder")
+	fl.StringVar(&o.sbom, "sbom", "", "SPDX SBOM attestation per image: --sbom (BuildKit's default scanner), --sbom=generator=IMAGE, --sbom=false; downloads every base")
+	fl.Lookup("sbom").NoOptDefVal = "true"
 	fl.BoolVar(&o.noVerify, "no-verify", false, "skip verify after the push")
 	return cmd
 }
@@ -110,6 +120,12 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 	}
 	bo.Logger, bo.Stderr = ro.logger(cmd), cmd.ErrOrStderr()
 	if bo.Annotations, err = keyValues("--annotation", o.annotations, false); err != nil {
+		return bo, err
+	}
+	if bo.Provenance, err = parseProvenance(o.provenance); err != nil {
+		return bo, err
+	}
+	if bo.SBOM, err = parseSBOM(o.sbom); err != nil {
 		return bo, err
 	}
 	for _, s := range o.secrets {

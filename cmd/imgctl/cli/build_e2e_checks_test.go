@@ -178,27 +178,37 @@ func hasTop(dir string) func(string) bool {
 // layerEntries lists a layer's entries and the first bytes of Files/app/hello.exe.
 func layerEntries(t *testing.T, l v1.Layer) ([]string, string) {
 	t.Helper()
+	var names []string
+	exe := ""
+	forEachTarEntry(t, l, func(name string, r io.Reader) {
+		names = append(names, name)
+		if name == "Files/app/hello.exe" {
+			head := make([]byte, 2)
+			_, _ = io.ReadFull(r, head)
+			exe = string(head)
+		}
+	})
+	return names, exe
+}
+
+// forEachTarEntry calls fn with the name and content of each entry of a
+// layer, in order.
+func forEachTarEntry(t *testing.T, l v1.Layer, fn func(name string, r io.Reader)) {
+	t.Helper()
 	rc, err := l.Uncompressed()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rc.Close()
 	tr := tar.NewReader(rc)
-	var names []string
-	exe := ""
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return names, exe
+			return
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		names = append(names, h.Name)
-		if h.Name == "Files/app/hello.exe" {
-			head := make([]byte, 2)
-			_, _ = io.ReadFull(tr, head)
-			exe = string(head)
-		}
+		fn(h.Name, tr)
 	}
 }

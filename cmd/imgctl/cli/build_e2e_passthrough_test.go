@@ -14,11 +14,13 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // passthroughDockerfile copies a secret and proves an SSH agent socket was
@@ -93,10 +95,20 @@ func serveAgent(t *testing.T) string {
 func (e *e2e) imageFiles(t *testing.T, tag string) map[string]string {
 	t.Helper()
 	ii, im := e.indexAt(t, tag)
-	if len(im.Manifests) != 1 {
-		t.Fatalf("index has %d entries, want 1", len(im.Manifests))
+	// One image, and since builds attach provenance by default
+	// (--provenance mode=min) the attestation manifest that names it.
+	var images, atts []v1.Descriptor
+	for _, d := range im.Manifests {
+		if snapshot.IsAttestation(d) {
+			atts = append(atts, d)
+		} else {
+			images = append(images, d)
+		}
 	}
-	img, err := ii.Image(im.Manifests[0].Digest)
+	if len(images) != 1 || len(atts) != 1 || atts[0].Annotations[snapshot.AnnotationReferenceDigest] != images[0].Digest.String() {
+		t.Fatalf("index entries %+v: want one image and its attestation manifest", im.Manifests)
+	}
+	img, err := ii.Image(images[0].Digest)
 	if err != nil {
 		t.Fatal(err)
 	}

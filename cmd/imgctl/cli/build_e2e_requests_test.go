@@ -89,6 +89,15 @@ func (e *e2e) linuxTaggedByBuildKit(t *testing.T) {
 		t.Errorf("platforms %v", plats)
 	}
 	e.checkBaseAnnotations(t, tag, map[string]string{"linux/amd64": e.bases.Distroless, "linux/arm64": e.bases.Distroless})
+	// BuildKit tagged the index itself, with the default provenance of
+	// each image attached to it.
+	atts := e.attestationsAt(t, tag)
+	for _, a := range atts {
+		e.provenance(t, a, e.bases.Distroless)
+	}
+	if len(atts) != 2 {
+		t.Errorf("%d images, want 2", len(atts))
+	}
 	if im.Annotations["org.opencontainers.image.version"] != "e2e" {
 		t.Errorf("index annotations %v", im.Annotations)
 	}

@@ -98,9 +98,13 @@ func TestBuildE2E(t *testing.T) {
 		}
 	})
 	t.Run("metadata", e.checkMetadata)
+	t.Run("default provenance per image", e.checkProvenance)
+	t.Run("buildx reads the provenance", e.buildxReadsProvenance)
 	t.Run("existing tag refused", e.existingTag)
 	t.Run("second build is cached and ignores # syntax", e.cachedBuild)
 	t.Run("linux only is tagged by BuildKit", e.linuxTaggedByBuildKit)
+	t.Run("sbom from a local scanner and max provenance", e.sbomAndMaxProvenance)
+	t.Run("no provenance", e.noProvenance)
 	t.Run("secrets and ssh reach RUN", e.secretsAndSSH)
 	t.Run("registry cache export and import", e.registryCache)
 	t.Run("TLS builder", e.tlsBuilder)

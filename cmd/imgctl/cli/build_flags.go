@@ -3,12 +3,15 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
+	"github.com/distribution/reference"
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/session/secrets/secretsprovider"
 	"github.com/moby/buildkit/session/sshforward/sshprovider"
 	"github.com/spf13/pflag"
+	"github.com/tonistiigi/go-csvvalue"
 
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/platform"
@@ -153,4 +156,104 @@ func parseCache(s string) (client.CacheOptionsEntry, error) {
 		return e, fmt.Errorf("%w: cache %q: type is required", build.ErrInvalidOptions, s)
 	}
 	return e, nil
+}
+
+// parseProvenance reads a --provenance value as buildx does: mode=min or
+// mode=max (also bare min, max), true (mode=min), false (no provenance),
+// with builder-id=URI and disabled=BOOL as further fields. nil means none.
+func parseProvenance(s string) (*build.Provenance, error) {
+	s = strings.TrimSpace(s)
+	if b, err := strconv.ParseBool(s); err == nil {
+		if !b {
+			return nil, nil
+		}
+		return &build.Provenance{Mode: build.ProvenanceMin}, nil
+	}
+	if s == build.ProvenanceMin || s == build.ProvenanceMax {
+		return &build.Provenance{Mode: s}, nil
+	}
+	p := &build.Provenance{Mode: build.ProvenanceMin}
+	fields, off, err := attestFields("--provenance", s)
+	if err != nil || off {
+		return nil, err
+	}
+	for k, v := range fields {
+		switch k {
+		case "mode":
+			if v != build.ProvenanceMin && v != build.ProvenanceMax {
+				return nil, fmt.Errorf("%w: --provenance %q: mode must be min or max", ErrUsage, s)
+			}
+			p.Mode = v
+		case "builder-id":
+			p.BuilderID = v
+		default:
+			return nil, fmt.Errorf("%w: --provenance %q: unknown key %q (want mode=min|max, builder-id=URI, true or false)", ErrUsage, s, k)
+		}
+	}
+	return p, nil
+}
+
+// parseSBOM reads an --sbom value as buildx does: true (the flag alone:
+// BuildKit's default generator), false, or generator=IMAGE (and
+// disabled=BOOL). nil means none.
+func parseSBOM(s string) (*build.SBOM, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	if b, err := strconv.ParseBool(s); err == nil {
+		if !b {
+			return nil, nil
+		}
+		return &build.SBOM{}, nil
+	}
+	fields, off, err := attestFields("--sbom", s)
+	if err != nil || off {
+		return nil, err
+	}
+	sb := &build.SBOM{}
+	for k, v := range fields {
+		switch k {
+		case "generator":
+			// BuildKit's own parse of the generator, so that a bad image
+			// name is a usage error here, not a build error later.
+			if _, err := reference.ParseNormalizedNamed(v); err != nil {
+				return nil, fmt.Errorf("%w: --sbom %q: generator: %w", ErrUsage, s, err)
+			}
+			sb.Generator = v
+		default:
+			return nil, fmt.Errorf("%w: --sbom %q: unknown key %q (want generator=IMAGE, true or false)", ErrUsage, s, k)
+		}
+	}
+	return sb, nil
+}
+
+// attestFields splits an attestation flag's CSV value (BuildKit's and
+// buildx's parser) into key=value fields; a key may appear once. off
+// reports disabled=true, which buildx takes as "none" whatever else is
+// given; the disabled field is not among the fields.
+func attestFields(flag, s string) (fields map[string]string, off bool, err error) {
+	cells, err := csvvalue.Fields(s, nil)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %s %q: %w", ErrUsage, flag, s, err)
+	}
+	fields = map[string]string{}
+	for _, f := range cells {
+		k, v, ok := strings.Cut(f, "=")
+		k = strings.ToLower(strings.TrimSpace(k))
+		if !ok || k == "" || v == "" {
+			return nil, false, fmt.Errorf("%w: %s %q: %q is not key=value", ErrUsage, flag, s, f)
+		}
+		if _, dup := fields[k]; dup {
+			return nil, false, fmt.Errorf("%w: %s %q: %s given twice", ErrUsage, flag, s, k)
+		}
+		fields[k] = v
+	}
+	if v, ok := fields["disabled"]; ok {
+		delete(fields, "disabled")
+		if off, err = strconv.ParseBool(v); err != nil {
+			return nil, false, fmt.Errorf("%w: %s %q: disabled: %w", ErrUsage, flag, s, err)
+		}
+	}
+	return fields, off, nil
 }

@@ -30,6 +30,9 @@ func TestBuildUsage(t *testing.T) {
 		{"bad secret", []string{"-t", "localhost:1/a:1", "--secret", "src=/x", hello}, "id is required"},
 		{"bad cache", []string{"-t", "localhost:1/a:1", "--cache-to", "mode=max", hello}, "type is required"},
 		{"bad annotation", []string{"-t", "localhost:1/a:1", "--annotation", "novalue", hello}, "--annotation"},
+		{"bad provenance", []string{"-t", "localhost:1/a:1", "--provenance", "mode=full", hello}, "--provenance"},
+		{"bad provenance key", []string{"-t", "localhost:1/a:1", "--provenance=version=v0.2", hello}, "unknown key"},
+		{"bad sbom generator", []string{"-t", "localhost:1/a:1", "--sbom=generator=Not/A/Ref", hello}, "--sbom"},
 		{"tls on unix", []string{"-t", "localhost:1/a:1", "--builder", "unix:///x.sock", "--tlscacert", "ca.pem", "--no-verify", hello}, "tcp://"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -215,9 +215,11 @@ func TestDistBasesRebase(t *testing.T) {
 	if got := distHead(t, reg, to); got != res.NewDigest {
 		t.Fatalf("app:2 is at %q, rebase printed %q", got, res.NewDigest)
 	}
-	// The new base layers live in base/*: app gets them by mount only.
-	if mounts, uploads := distUploads(reg, "app"); mounts < 3 || uploads > 3 {
-		t.Errorf("%d mounts and %d uploads into app, want the 3 new base layers mounted and at most the 3 configs uploaded:\n%v",
+	// The new base layers live in base/*: app gets them by mount only. The
+	// uploads are the 3 new configs and, per variant, its provenance
+	// attestation's config and statement.
+	if mounts, uploads := distUploads(reg, "app"); mounts < 3 || uploads > 3+2*3 {
+		t.Errorf("%d mounts and %d uploads into app, want the 3 new base layers mounted and at most the 3 configs and 3 attestations uploaded:\n%v",
 			mounts, uploads, reg.Requests())
 	}
 	ref, im := distIndex(t, reg, to)

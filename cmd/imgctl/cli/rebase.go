@@ -20,6 +20,7 @@ type rebaseOptions struct {
 	dryRun, allowBuildChange bool
 	noVerify                 bool
 	jobs                     int
+	builderID                string
 }
 
 func newRebaseCmd(ro *rootOptions) *cobra.Command {
@@ -32,9 +33,23 @@ current image and publishes the result as NEWTAG, which must not exist: base
 layers are replaced, app layers and their descriptors kept, and the config's
 diff_ids, history, os.version and os.features follow the new base, as does the
 index descriptor. Layers are mounted across repositories, never read.
-Attestations of rebased variants are dropped. A Windows variant never changes
-build without --allow-build-change. When every variant is current, nothing is
-pushed. Exit 1 when verify fails on the result, 2 on errors.`,
+
+Each rebased variant gets a new attestation manifest (BuildKit's layout) with
+imgctl's SLSA provenance v1: buildType ` + rebase.BuildType + `,
+builder.id ` + rebase.DefaultBuilderID + ` (or --builder-id) with imgctl's
+version, and as resolvedDependencies the source variant, the old and the new
+base (name and digest) and the variant's old attestation manifests. Those leave
+the index, with their subject, and are named by digest in REF's repository,
+where REF's tag keeps them: keep that tag as long as the chain of provenance
+matters. An old SBOM is not carried over: it lists the old base's packages,
+and rebase reads no layer to list the new one's; rebuild with --sbom for a
+current SBOM. Current variants keep their attestations.
+
+A Windows variant never changes build without --allow-build-change. When every
+variant is current, nothing is pushed; a repeated rebase onto the tag it
+already wrote pushes nothing either. --dry-run gives each variant's new digest;
+the index digest of the real run differs, as its provenance records the run's
+time. Exit 1 when verify fails on the result, 2 on errors.`,
 		Example: `  imgctl rebase registry.example.com/app:1.0 -t registry.example.com/app:1.0-2025-02
   imgctl rebase registry.example.com/app:1.0 -t registry.example.com/app:1.0-r2 --dry-run -o json`,
 		Args: cobra.ExactArgs(1),
@@ -48,6 +63,7 @@ pushed. Exit 1 when verify fails on the result, 2 on errors.`,
 	fl.BoolVar(&o.noVerify, "no-verify", false, "skip verify on the result")
 	fl.StringSliceVar(&o.targets, "target", nil, "Windows builds to verify (default: the builds of the rebased index)")
 	fl.IntVar(&o.jobs, "jobs", rebase.DefaultJobs, "concurrent reads and blob transfers")
+	fl.StringVar(&o.builderID, "builder-id", "", "runDetails.builder.id of the provenance written for each rebased variant, e.g. your CI's URI (default "+rebase.DefaultBuilderID+")")
 	return cmd
 }
 
@@ -58,6 +74,7 @@ func (o *rebaseOptions) run(cmd *cobra.Command, ro *rootOptions, ref string) err
 		return err
 	}
 	lo.DryRun, lo.AllowBuildChange, lo.Jobs = o.dryRun, o.allowBuildChange, o.jobs
+	lo.Version, lo.BuilderID = imgctlVersion(), o.builderID
 	src, err := rc.ParseReference(ref)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/rebase"
@@ -86,6 +87,32 @@ func decodeStrict(t *testing.T, s string, v any) {
 	}
 }
 
+// provenanceVersion reads builder.version["imgctl"] from the provenance
+// in the attestation manifest app@digest.
+func provenanceVersion(t *testing.T, reg *regtest.Registry, digest string) string {
+	t.Helper()
+	img := regtest.Must(remote.Image(reg.MustRef(t, "app@"+digest)))(t)
+	layers := regtest.Must(img.Layers())(t)
+	if len(layers) != 1 {
+		t.Fatalf("attestation %s: %d layers", digest, len(layers))
+	}
+	var st struct {
+		Predicate struct {
+			RunDetails struct {
+				Builder struct {
+					Version map[string]string `json:"version"`
+				} `json:"builder"`
+			} `json:"runDetails"`
+		} `json:"predicate"`
+	}
+	rc := regtest.Must(layers[0].Uncompressed())(t)
+	defer rc.Close()
+	if err := json.NewDecoder(rc).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Predicate.RunDetails.Builder.Version["imgctl"]
+}
+
 func TestRebaseCommand(t *testing.T) {
 	reg := regtest.New(t)
 	app := rebaseFixture(t, reg)
@@ -110,15 +137,38 @@ func TestRebaseCommand(t *testing.T) {
 	}
 
 	reg.ResetStats()
-	out, errOut, code = run(t, "rebase", app, "-t", to("2"), "-v")
+	out, errOut, code = run(t, "rebase", app, "-t", to("2"), "-v", "-o", "json")
 	st := reg.Stats()
-	if code != 0 || !strings.HasPrefix(out, plan.NewDigest+"\n") || !strings.Contains(out, "PASSED") ||
-		strings.Count(errOut, "note: dropped attestation") != 3 || !strings.Contains(errOut, "registry requests") ||
+	var res rebaseJSONOut
+	decodeStrict(t, out, &res)
+	// The plan gives the real run's variants; the index digest differs, as
+	// each run's provenance records its time.
+	if code != 0 || res.NewDigest == "" || res.NewDigest == plan.NewDigest || res.Verify == nil || !*res.Verify.Passed ||
+		strings.Count(errOut, "describes the image before the rebase") != 3 || !strings.Contains(errOut, "registry requests") ||
 		!strings.Contains(errOut, "note: reading the base images from their registries directly") {
 		t.Fatalf("rebase: exit %d\n%s%s", code, out, errOut)
 	}
-	if st.Mounts != 3 || st.BlobBytesReceived == 0 || st.BlobBytesReceived > 2048 {
-		t.Errorf("layers did not move by mount only (3 base layers mounted, 3 configs uploaded): %s", st)
+	for i, v := range res.Variants {
+		if v.NewDigest == "" || v.NewDigest != plan.Variants[i].NewDigest || v.Provenance == "" {
+			t.Errorf("variant %s: rebased to %q (provenance %q), planned %q", v.Platform, v.NewDigest, v.Provenance, plan.Variants[i].NewDigest)
+		}
+	}
+	// Uploads: the 3 new configs and, per variant, the provenance
+	// attestation's config and statement (a few hundred bytes each), never
+	// a layer: the base layers are mounted.
+	if st.Mounts != 3 || st.BlobBytesReceived == 0 || st.BlobBytesReceived > 2048+3*4096 {
+		t.Errorf("layers did not move by mount only (3 base layers mounted, 3 configs and 3 attestations uploaded): %s", st)
+	}
+	// The provenance records the version imgctl version reports.
+	out, _, _ = run(t, "version", "-o", "json")
+	var ver VersionInfo
+	decodeStrict(t, out, &ver)
+	if got := provenanceVersion(t, reg, res.Variants[0].Provenance); ver.Version == "" || !strings.HasPrefix(got, ver.Version) {
+		t.Errorf("provenance records imgctl %q, imgctl version says %q", got, ver.Version)
+	}
+	out, errOut, code = run(t, "rebase", app, "-t", to("2"))
+	if code != 0 || !strings.HasPrefix(out, res.NewDigest+"\n") || !strings.Contains(out, "already points at this index") {
+		t.Errorf("repeated rebase onto its own tag: exit %d, want a no-op\n%s%s", code, out, errOut)
 	}
 
 	for _, tc := range []struct {
@@ -131,6 +181,7 @@ func TestRebaseCommand(t *testing.T) {
 		{"existing tag", []string{"rebase", app, "-t", to("1")}, 2, "refusing to overwrite"},
 		{"no tag", []string{"rebase", app}, 2, "want a tag"},
 		{"bad base flag", []string{"rebase", app, "-t", to("4"), "--base", "windows"}, 2, "want os=REF"},
+		{"bad builder id", []string{"rebase", app, "-t", to("4"), "--builder-id", "ci.example.com"}, 2, "builder id must be an absolute URI"},
 	} {
 		reg.ResetStats()
 		out, errOut, code := run(t, tc.args...)

@@ -79,6 +79,25 @@ func readVersionInfo() (VersionInfo, error) {
 	return v, nil
 }
 
+// imgctlVersion is imgctl's version as provenance records it: the module
+// version, with the VCS revision when the build recorded one; "" when the
+// binary has no build information.
+func imgctlVersion() string {
+	v, err := readVersionInfo()
+	if err != nil {
+		return ""
+	}
+	s := v.Version
+	if v.Revision != "" {
+		s += " (revision " + v.Revision
+		if v.Modified {
+			s += ", modified"
+		}
+		s += ")"
+	}
+	return s
+}
+
 func newVersionCmd(ro *rootOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",

@@ -18,6 +18,7 @@ import (
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 // The fault × command table of faults_reliability_test.go, for the commands
@@ -129,12 +130,15 @@ func relWriteCases() []relWriteCase {
 			moveBases(t, reg, winFeb)
 			return relWriteCmd{
 				args: func(run string) []string { return []string{"rebase", app, "-t", reg.Host() + "/" + run + "/app:2"} },
+				// The result is the rebased images and the subjects of the
+				// attestations: the index digest differs between runs, as
+				// each run's provenance names its tag and time.
 				result: func(t *testing.T, run, out string) string {
 					d, _, _ := strings.Cut(out, "\n")
 					if got := sigHead(t, reg, run+"/app:2"); got != d {
 						t.Errorf("%s/app:2 is at %q, rebase printed %q", run, got, d)
 					}
-					return d
+					return relRebased(t, reg, run+"/app:2")
 				},
 				tag: func(run string) string { return run + "/app:2" },
 			}
@@ -173,6 +177,29 @@ func relWriteCases() []relWriteCase {
 			}
 		}},
 	}
+}
+
+// relRebased describes the index at tag for comparison across runs: its
+// images, and for each attestation the image it is about.
+func relRebased(t *testing.T, reg *regtest.Registry, tag string) string {
+	t.Helper()
+	idx, err := remote.Index(reg.MustRef(t, tag))
+	if err != nil {
+		t.Fatalf("reading %s: %v", tag, err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatalf("reading %s: %v", tag, err)
+	}
+	var images, subjects []string
+	for _, d := range im.Manifests {
+		if snapshot.IsAttestation(d) {
+			subjects = append(subjects, d.Annotations[snapshot.AnnotationReferenceDigest])
+		} else {
+			images = append(images, d.Digest.String())
+		}
+	}
+	return "images " + strings.Join(images, ",") + " attestations of " + strings.Join(subjects, ",")
 }
 
 func relWriteCaseNamed(name string) relWriteCase {
