@@ -31,7 +31,8 @@ func newKey(t *testing.T) testKey {
 }
 
 // pushSigned pushes x to reg at repoTag and, unless k is nil, signs it
-// recursively; it returns the digest reference.
+// recursively, attestation manifests included; it returns the digest
+// reference.
 func pushSigned(t *testing.T, reg *regtest.Registry, repoTag string, x any, k *testKey, referrers bool) name.Digest {
 	t.Helper()
 	ref, d, err := reg.PushTag(repoTag, x)
@@ -40,7 +41,7 @@ func pushSigned(t *testing.T, reg *regtest.Registry, repoTag string, x any, k *t
 	}
 	dr := ref.Context().Digest(d.String())
 	if k != nil {
-		if _, err := sign.Sign(context.Background(), dr, k.sv, sign.Options{Recursive: true, Referrers: referrers}); err != nil {
+		if _, err := sign.Sign(context.Background(), dr, k.sv, sign.Options{Attestations: true, Referrers: referrers}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -42,9 +42,10 @@ type Client struct {
 	retrying http.RoundTripper // rt with the retry policy
 
 	mu     sync.Mutex
-	scopes map[string][]string        // by registry, as declared with Scope
-	auth   map[string]name.Repository // by registry: whose credentials to use
-	rts    map[string]*sessionRT      // by registry: the authenticated transport
+	scopes map[string][]string          // by registry, as declared with Scope
+	auth   map[string]name.Repository   // by registry: whose credentials to use
+	rts    map[string]*sessionRT        // by registry: the authenticated transport
+	refs   map[string]*referrersSupport // by registry: whether it serves the referrers API
 }
 
 // Option configures a Client.

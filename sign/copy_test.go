@@ -29,7 +29,7 @@ func TestCopyArtifacts(t *testing.T) {
 	src := regtest.New(t, regtest.WithReferrers())
 	other := regtest.New(t)
 	ref := pushIndex(t, src, "app:1")
-	if _, err := Sign(ctx, ref, signer(t, a), Options{Recursive: true, Referrers: true}); err != nil {
+	if _, err := Sign(ctx, ref, signer(t, a), Options{Attestations: true, Referrers: true}); err != nil {
 		t.Fatal(err)
 	}
 	snap := loadSnapshot(t, ref)

@@ -3,29 +3,46 @@
 //
 // # Where signatures live
 //
-// Sign stores each signature where cosign looks for it: in the image tagged
-// sha256-<hex>.sig in the repository of the signed manifest, appending to the
-// signatures already there (a signature already present is not added
-// twice). With Options.Referrers it also stores one OCI 1.1 referrer per
-// signature (config media type application/vnd.dev.cosign.artifact.sig.v1+json,
-// subject the signed manifest), the layout `cosign sign
-// --registry-referrers-mode=oci-1-1` writes; it refuses, before writing
-// anything, a registry that does not serve the referrers API.
+// Sign writes in one of two formats, or both (Options.Format):
 //
-// Nothing is sent to a transparency log or a timestamp authority: signatures
-// carry no Rekor bundle, and Verify checks them with the tlog and SCT checks
-// off, as `cosign verify --insecure-ignore-tlog` does.
+//   - legacy, cosign v2's: a simple-signing payload and its signature
+//     appended to the image tagged sha256-<hex>.sig in the repository of the
+//     signed manifest (a signature already present is not added twice).
+//     With Options.Referrers it also stores one OCI 1.1 referrer per
+//     signature (config media type
+//     application/vnd.dev.cosign.artifact.sig.v1+json, subject the signed
+//     manifest), the layout `cosign sign --registry-referrers-mode=oci-1-1`
+//     writes; it refuses, before writing anything, a registry that does not
+//     serve the referrers API.
+//   - bundle, cosign v3's default: a Sigstore bundle v0.3 whose DSSE
+//     envelope signs an in-toto statement (predicate
+//     https://sigstore.dev/cosign/sign/v1, subject the manifest digest),
+//     made with sigstore-go and stored as a referrer with artifactType
+//     application/vnd.dev.sigstore.bundle.v0.3+json; on a registry without
+//     the referrers API the sha256-<hex> referrers tag fallback lists it,
+//     as cosign writes it. A bundle by the same key is not added twice.
+//
+// Nothing is sent to a transparency log or a timestamp authority:
+// signatures carry no Rekor entry, and Verify checks them with the tlog and
+// SCT checks off, as `cosign verify --insecure-ignore-tlog` does.
+//
+// Both the .sig tag and the referrers tag fallback are rewritten with each
+// signature added; a registry that holds them immutable (ECR, Harbor, ACR)
+// refuses, and Sign and Merge say so (registry.ErrTagExists), never
+// "unsigned".
 //
 // # What is checked
 //
 // Verify checks the index (or single image) and every child of an index
-// the way cosign.VerifyImageSignatures does, with cosign's own reader of
-// the sha256-<hex>.sig tag, cosign.VerifyImageSignature and the simple
-// claim verifier: the signed payload must name the exact manifest digest,
-// and every key must verify at least one signature. BuildKit attestation
-// manifests are not checked: `cosign sign --recursive` signs them but tools
-// that attach attestations later do not, and their subjects are checked. A
-// nested index is checked itself but its children are not.
+// but attestation manifests, reading every store: the .sig tag with
+// cosign's own reader, checked with cosign.VerifyImageSignature and the
+// simple claim verifier (the signed payload must name the exact manifest
+// digest), and the bundle referrers, checked with sigstore-go against the
+// key alone. Every key must verify at least one signature in some store.
+// BuildKit attestation manifests are not checked: Sign signs them only
+// with Options.Attestations, tools that attach attestations later do not,
+// and their subjects are checked. A nested index is checked itself but its
+// children are not.
 //
 // Verify fails closed, and tells a policy failure from an infrastructure
 // fault: signatures that were read and are missing or do not verify are

@@ -80,11 +80,12 @@ func pushIndex(t *testing.T, reg *regtest.Registry, repoTag string) name.Digest 
 }
 
 // signedIndex pushes the test index to repoTag and signs it, and every
-// child, with k and the options o (Recursive is always set).
+// child (images and attestation manifests), with k and the options o
+// (Attestations is always set).
 func signedIndex(t *testing.T, reg *regtest.Registry, repoTag string, k *testKey, o Options) name.Digest {
 	t.Helper()
 	ref := pushIndex(t, reg, repoTag)
-	o.Recursive = true
+	o.Attestations = true
 	if _, err := Sign(context.Background(), ref, signer(t, k), o); err != nil {
 		t.Fatal(err)
 	}
@@ -141,4 +142,13 @@ func hashOf(t *testing.T, s string) v1.Hash {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// hashStrings returns the digests as strings, in order.
+func hashStrings(hs []v1.Hash) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.String()
+	}
+	return out
 }

@@ -75,7 +75,7 @@ func merge(ctx context.Context, rc *registry.Client, from, to name.Tag) (bool, e
 		return false, err
 	}
 	if err := remote.Write(to, merged, wopts...); err != nil {
-		return false, fmt.Errorf("writing %s: %w", to, err)
+		return false, fmt.Errorf("writing %s: %w", to, immutableHint(err))
 	}
 	rc.Logger().Debug("merged cosign tag", "from", from.String(), "to", to.String(), "added", len(add))
 	return true, nil

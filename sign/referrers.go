@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/imgctl/imgctl/registry"
@@ -22,11 +21,8 @@ const SignatureArtifactType = "application/vnd.dev.cosign.artifact.sig.v1+json"
 
 // writeReferrer stores sig as a referrer of target: a manifest whose one
 // layer is the signature and whose subject is target.
-func writeReferrer(ctx context.Context, rc *registry.Client, target name.Digest, se oci.SignedEntity, sig oci.Signature) error {
-	subject, err := describe(ctx, rc, target, se)
-	if err != nil {
-		return err
-	}
+func writeReferrer(ctx context.Context, rc *registry.Client, target name.Digest, desc v1.Descriptor, sig oci.Signature) error {
+	subject := &v1.Descriptor{MediaType: desc.MediaType, Digest: desc.Digest, Size: desc.Size}
 	sigs, err := mutate.AppendSignatures(empty.Signatures(), false, sig)
 	if err != nil {
 		return fmt.Errorf("making referrer for %s: %w", target, err)
@@ -59,20 +55,4 @@ func writeReferrer(ctx context.Context, rc *registry.Client, target name.Digest,
 		return fmt.Errorf("writing referrer for %s: %w", target, err)
 	}
 	return nil
-}
-
-// describe returns the descriptor of a signed manifest, asking the registry
-// only when the entity cannot tell.
-func describe(ctx context.Context, rc *registry.Client, target name.Digest, se oci.SignedEntity) (*v1.Descriptor, error) {
-	if d, ok := se.(partial.Describable); ok {
-		desc, err := partial.Descriptor(d)
-		if err == nil {
-			return &v1.Descriptor{MediaType: desc.MediaType, Digest: desc.Digest, Size: desc.Size}, nil
-		}
-	}
-	desc, err := rc.Describe(ctx, target)
-	if err != nil {
-		return nil, fmt.Errorf("describing %s: %w", target, err)
-	}
-	return &v1.Descriptor{MediaType: desc.MediaType, Digest: desc.Digest, Size: desc.Size}, nil
 }

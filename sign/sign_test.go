@@ -2,6 +2,7 @@ package sign
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/registry"
+	"github.com/imgctl/imgctl/snapshot"
 )
 
 func TestSignRecursiveVerify(t *testing.T) {
@@ -25,19 +27,35 @@ func TestSignRecursiveVerify(t *testing.T) {
 		t.Fatalf("unsigned index: rule %s", fs[0].Rule)
 	}
 
+	// Recursive signs the index and its images, not the attestations.
 	res, err := Sign(ctx, ref, signer(t, a), Options{Recursive: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Digests) != 9 || res.Digests[0].String() != ref.DigestStr() {
-		t.Fatalf("signed %v, want the index first and its 8 children", res.Digests)
+	var images []string
+	for _, c := range children(t, ref) {
+		if c.Annotations[snapshot.AnnotationReferenceType] != snapshot.AttestationManifest {
+			images = append(images, c.Digest.String())
+		}
+	}
+	if got := hashStrings(res.Digests); len(images) != 4 || !slices.Equal(got, append([]string{ref.DigestStr()}, images...)) {
+		t.Fatalf("signed %v, want the index first and its 4 images %v", got, images)
 	}
 	if fs := verifyRef(t, ref, pubKey(t, a)); len(fs) != 0 {
 		t.Fatalf("signed index: %v", fs)
 	}
-	// Signing again adds no second signature.
-	if _, err := Sign(ctx, ref, signer(t, a), Options{Recursive: true}); err != nil {
+	// Attestations adds the attestation manifests; signing again adds no
+	// second signature.
+	res, err = Sign(ctx, ref, signer(t, a), Options{Attestations: true})
+	if err != nil {
 		t.Fatal(err)
+	}
+	want := []string{ref.DigestStr()}
+	for _, c := range children(t, ref) {
+		want = append(want, c.Digest.String())
+	}
+	if got := hashStrings(res.Digests); !slices.Equal(got, want) {
+		t.Fatalf("signed with attestations %v, want the index and its 8 children %v", got, want)
 	}
 	img, err := remote.Image(registry.SignatureTag(ref.Context(), children(t, ref)[0].Digest, "sig"))
 	if err != nil {
@@ -45,6 +63,10 @@ func TestSignRecursiveVerify(t *testing.T) {
 	}
 	if ls, _ := img.Layers(); len(ls) != 1 {
 		t.Fatalf("re-signing left %d signatures, want 1", len(ls))
+	}
+	att := registry.SignatureTag(ref.Context(), children(t, ref)[len(images)].Digest, "sig")
+	if _, err := remote.Head(att); err != nil {
+		t.Fatalf("the attestation manifest was not signed: %v", err)
 	}
 	// Every key must verify.
 	fs := verifyRef(t, ref, pubKey(t, a), pubKey(t, b))

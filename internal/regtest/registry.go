@@ -34,8 +34,9 @@ type Registry struct {
 type Option func(*config)
 
 type config struct {
-	mws     []func(http.Handler) http.Handler
-	regOpts []registry.Option
+	mws       []func(http.Handler) http.Handler
+	regOpts   []registry.Option
+	referrers bool
 }
 
 // WithMiddleware wraps the registry handler, for example to inject 500, 429
@@ -52,9 +53,14 @@ func WithRegistryOptions(opts ...registry.Option) Option {
 
 // WithReferrers serves the OCI 1.1 referrers API (without it the registry
 // answers 404 there, as the CNCF distribution registry does, and writers
-// fall back to the sha256-<digest> referrers tag).
+// fall back to the sha256-<digest> referrers tag). It is
+// go-containerregistry's, with each referrer's artifactType and the
+// artifactType filter as the spec says (see referrersAPI).
 func WithReferrers() Option {
-	return WithRegistryOptions(registry.WithReferrersSupport(true))
+	return func(c *config) {
+		c.regOpts = append(c.regOpts, registry.WithReferrersSupport(true))
+		c.referrers = true
+	}
 }
 
 // Start starts a registry on 127.0.0.1 with an ephemeral port. Call Close
@@ -69,9 +75,13 @@ func Start(opts ...Option) (*Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening on 127.0.0.1: %w", err)
 	}
+	inner := newScope().middleware(registry.New(regOpts...))
+	if c.referrers {
+		inner = referrersAPI(inner)
+	}
 	r := &Registry{
 		ln:    ln,
-		inner: newScope().middleware(registry.New(regOpts...)),
+		inner: inner,
 		mw:    chain(c.mws),
 	}
 	r.srv = &http.Server{

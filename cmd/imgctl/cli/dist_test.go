@@ -277,10 +277,10 @@ func TestDistSignPromote(t *testing.T) {
 		t.Fatal("sign --referrers wrote a signature")
 	}
 
-	out, errOut, code := run(t, "sign", src, "--key", key, "--recursive")
+	out, errOut, code := run(t, "sign", src, "--key", key, "--attestations")
 	distNoSecret(t, "sign", reg.User(), []string{reg.Password(), "s3cret"}, out, errOut)
 	if code != 0 || strings.Count(out, "signed ") != 1+len(im.Manifests) {
-		t.Fatalf("sign --recursive: exit %d\n%s%s", code, out, errOut)
+		t.Fatalf("sign --attestations: exit %d\n%s%s", code, out, errOut)
 	}
 	for _, d := range append([]string{digest}, im.Manifests[0].Digest.String()) {
 		if distHead(t, reg, sigTag(reg, "ci/app", d)) == "" {

@@ -11,30 +11,49 @@ import (
 )
 
 type signOptions struct {
-	key                  string
-	recursive, referrers bool
+	key                                string
+	format                             string
+	recursive, attestations, referrers bool
 }
 
 func newSignCmd(ro *rootOptions) *cobra.Command {
 	o := &signOptions{}
 	cmd := &cobra.Command{
 		Use:   "sign REF --key cosign.key",
-		Short: "Sign an index (and with --recursive every child) with a cosign key, offline",
-		Long: `sign resolves REF to its digest and writes a cosign signature of that digest
-to the sha256-<digest>.sig tag of its repository, where cosign verify looks.
-With --recursive it signs every child manifest too, attestations included.
-With --referrers it also stores each signature as an OCI 1.1 referrer, and
-fails first when the registry does not serve the referrers API.
+		Short: "Sign an index (and with --recursive its images) with a cosign key, offline",
+		Long: `sign resolves REF to its digest and writes a cosign signature of that digest.
+--format says where:
+  legacy  cosign v2's: appended to the sha256-<digest>.sig tag of the repository
+  bundle  cosign v3's: a Sigstore bundle (DSSE, in-toto statement with predicate
+          https://sigstore.dev/cosign/sign/v1) stored as an OCI 1.1 referrer, or
+          under the sha256-<digest> referrers tag on a registry without the API
+  both    both of them (the default): cosign v2 and the verifiers built on it
+          read only .sig tags, cosign v3 and sigstore-go read bundles
+With --recursive it signs every image of the index too (not its attestation
+manifests); --attestations signs the attestation manifests as well (and
+implies --recursive: together they sign what cosign sign --recursive does).
+With --referrers it also stores each legacy signature as an OCI 1.1
+referrer, and fails first when the registry does not serve the referrers API.
+A registry that holds the .sig or referrers tag immutable (ECR, Harbor, ACR)
+refuses the write: sign exits 2 and names the tag.
 
 The key is an encrypted cosign private key (imgctl keygen, or cosign
 generate-key-pair); its password comes from COSIGN_PASSWORD, or a prompt.
 Nothing is uploaded to a transparency log: check the signatures with imgctl
 verify --key, or cosign verify --key cosign.pub --insecure-ignore-tlog.`,
-		Example: `  COSIGN_PASSWORD=... imgctl sign registry.example.com/app:1.0 --key cosign.key --recursive`,
-		Args:    cobra.ExactArgs(1),
+		Example: `  COSIGN_PASSWORD=... imgctl sign registry.example.com/app:1.0 --key cosign.key --recursive
+  imgctl sign registry.example.com/app:1.0 --key cosign.key --attestations --format legacy`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.key == "" {
 				return fmt.Errorf("%w: --key is required", ErrUsage)
+			}
+			format, err := sign.ParseFormat(o.format)
+			if err != nil {
+				return fmt.Errorf("%w: --format: %w", ErrUsage, err)
+			}
+			if o.referrers && format == sign.FormatBundle {
+				return fmt.Errorf("%w: --referrers stores legacy signatures as referrers; --format bundle writes referrers already", ErrUsage)
 			}
 			rc := ro.registry()
 			ref, err := rc.ParseReference(args[0])
@@ -60,8 +79,8 @@ verify --key, or cosign verify --key cosign.pub --insecure-ignore-tlog.`,
 				return fmt.Errorf("resolving %s: %w", ref, err)
 			}
 			d := ref.Context().Digest(desc.Digest.String())
-			res, err := sign.Sign(ctx, d, signer, sign.Options{Registry: rc, Recursive: o.recursive,
-				Referrers: o.referrers, Logger: ro.logger(cmd)})
+			res, err := sign.Sign(ctx, d, signer, sign.Options{Registry: rc, Format: format, Recursive: o.recursive,
+				Attestations: o.attestations, Referrers: o.referrers, Logger: ro.logger(cmd)})
 			if err != nil {
 				return err
 			}
@@ -71,7 +90,7 @@ verify --key, or cosign verify --key cosign.pub --insecure-ignore-tlog.`,
 			}
 			w := cmd.OutOrStdout()
 			if ro.output == "json" {
-				return writeJSON(w, map[string]any{"ref": ref.String(), "digest": d.DigestStr(), "signed": signed, "referrers": o.referrers})
+				return writeJSON(w, map[string]any{"ref": ref.String(), "digest": d.DigestStr(), "signed": signed, "format": format, "referrers": o.referrers})
 			}
 			for _, s := range signed {
 				fmt.Fprintf(w, "signed %s@%s\n", d.Context(), s)
@@ -81,7 +100,9 @@ verify --key, or cosign verify --key cosign.pub --insecure-ignore-tlog.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.key, "key", "", "encrypted cosign private key (required)")
-	fl.BoolVar(&o.recursive, "recursive", false, "also sign every child manifest of an index")
-	fl.BoolVar(&o.referrers, "referrers", false, "also store the signatures as OCI 1.1 referrers (needs the referrers API)")
+	fl.StringVar(&o.format, "format", string(sign.DefaultFormat), "signature format: legacy (.sig tag), bundle (Sigstore bundle referrer) or both")
+	fl.BoolVar(&o.recursive, "recursive", false, "also sign every image of an index (not its attestation manifests)")
+	fl.BoolVar(&o.attestations, "attestations", false, "also sign every attestation manifest of an index (implies --recursive)")
+	fl.BoolVar(&o.referrers, "referrers", false, "also store the legacy signatures as OCI 1.1 referrers (needs the referrers API)")
 	return cmd
 }

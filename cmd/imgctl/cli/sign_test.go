@@ -31,8 +31,9 @@ func sigKey(t *testing.T) (signature.SignerVerifier, string) {
 	return k.Signer, k.PublicPath
 }
 
-// sigPush pushes x and, with sv, signs it recursively; it returns the tag
-// reference and the digest.
+// sigPush pushes x and, with sv, signs it and every child, attestation
+// manifests included (legacy format); it returns the tag reference and the
+// digest.
 func sigPush(t *testing.T, reg *regtest.Registry, tag string, x any, sv signature.SignerVerifier) (string, string) {
 	t.Helper()
 	ref, d, err := reg.PushTag(tag, x)
@@ -40,7 +41,7 @@ func sigPush(t *testing.T, reg *regtest.Registry, tag string, x any, sv signatur
 		t.Fatal(err)
 	}
 	if sv != nil {
-		if _, err := sign.Sign(context.Background(), ref.Context().Digest(d.String()), sv, sign.Options{Recursive: true}); err != nil {
+		if _, err := sign.Sign(context.Background(), ref.Context().Digest(d.String()), sv, sign.Options{Attestations: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -67,7 +68,7 @@ func TestKeygenSignVerify(t *testing.T) {
 	if r := decodeReport(t, out); code != 1 || r.severity(sign.RuleUnsigned) != "error" {
 		t.Fatalf("verify of an unsigned index: exit %d\n%s", code, out)
 	}
-	if out, errOut, code := run(t, "sign", ref, "--key", key, "--recursive"); code != 0 || strings.Count(out, "signed ") != 9 {
+	if out, errOut, code := run(t, "sign", ref, "--key", key, "--attestations"); code != 0 || strings.Count(out, "signed ") != 9 {
 		t.Fatalf("sign: exit %d\n%s%s", code, out, errOut)
 	}
 	out, _, code = run(t, "verify", ref, "--key", pub, "-o", "json")

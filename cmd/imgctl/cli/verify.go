@@ -30,7 +30,10 @@ func newVerifyCmd(ro *rootOptions) *cobra.Command {
 		Long: `verify reads an index, its child manifests and their configs (never a layer)
 and simulates how containerd 2.x, containerd 1.7 and Docker pick a variant on
 each target Windows build. With --key it checks the cosign signatures of the
-index and of every child but attestations; --policy adds a policy file. It
+index and of every child but attestations, offline: the legacy .sig tags and
+the Sigstore bundles (cosign v3) stored as referrers or under the referrers
+tag fallback; any signature that verifies with the key counts. --policy adds
+a policy file. It
 exits 0 when the index passes, 1 when it has error findings, and 2 on usage,
 network or registry errors.
 

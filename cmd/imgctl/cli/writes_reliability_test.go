@@ -80,7 +80,7 @@ func relSignKey(t *testing.T) (string, string) {
 }
 
 // relIndexDigests returns the sorted digests of idx and of every manifest
-// it lists: what sign --recursive signs.
+// it lists: what sign --attestations signs.
 func relIndexDigests(t *testing.T, idx v1.ImageIndex) string {
 	t.Helper()
 	d, err := idx.Digest()
@@ -169,7 +169,7 @@ func relWriteCases() []relWriteCase {
 			ref := func(run string) string { return reg.Host() + "/" + run + "/app:1" }
 			return relWriteCmd{
 				want: relIndexDigests(t, idx),
-				args: func(run string) []string { return []string{"sign", ref(run), "--key", key, "--recursive"} },
+				args: func(run string) []string { return []string{"sign", ref(run), "--key", key, "--attestations"} },
 				result: func(t *testing.T, run, out string) string {
 					relVerifyKey(t, ref(run), pub)
 					return relDigests(out)
@@ -354,7 +354,7 @@ func relSigCounts(t *testing.T, reg *regtest.Registry, repo name.Repository, dig
 	return n
 }
 
-// TestFaultsSignHalfway: sign --recursive whose signature writes start
+// TestFaultsSignHalfway: sign --attestations whose signature writes start
 // failing after the first one exits 2; the one .sig tag it left holds one
 // whole signature that verifies (verify --key finds the rest unsigned and
 // exits 1), and the re-run after
@@ -372,7 +372,7 @@ func TestFaultsSignHalfway(t *testing.T) {
 			repo := reg.MustRef(t, "app:1").Context()
 			f := regtest.NewFaults(regtest.Fault{Kind: k, Route: regtest.RouteManifest, Method: http.MethodPut, After: 1})
 			reg.SetMiddleware(f.Middleware)
-			out, errOut, code := run(t, "sign", ref, "--key", key, "--recursive")
+			out, errOut, code := run(t, "sign", ref, "--key", key, "--attestations")
 			reg.SetMiddleware(nil)
 
 			all := relIndexDigests(t, idx)
@@ -397,7 +397,7 @@ func TestFaultsSignHalfway(t *testing.T) {
 			}
 
 			t.Logf("after the faulted run (exit %d): signatures per digest %v; verify --key exit %d", code, counts, vcode)
-			out2, errOut2, code2 := run(t, "sign", ref, "--key", key, "--recursive")
+			out2, errOut2, code2 := run(t, "sign", ref, "--key", key, "--attestations")
 			after := relSigCounts(t, reg, repo, digests)
 			once := !slices.ContainsFunc(after, func(c int) bool { return c != 1 })
 			vout2, _, vcode2 := run(t, "verify", ref, "--key", pub)
