@@ -18,9 +18,9 @@ import (
 )
 
 // benchSignOptions is how Setup signs: recursively, attestations
-// included, in sign's default format.
+// included, in sign's default format (legacy .sig tags and bundles).
 func benchSignOptions() sign.Options {
-	return sign.Options{Recursive: true}
+	return sign.Options{Recursive: true, Attestations: true, Format: sign.DefaultFormat}
 }
 
 // promoteIndex copies the index Source, with its signatures, attestations
@@ -92,24 +92,7 @@ func (c *promoteCase) Setup(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	var imgs, atts []regtest.Entry
-	for _, p := range rebasePlatforms {
-		app, err := benchApp(p, bases[p.String()], e.reg.Host()+"/base/promote-3")
-		if err != nil {
-			return err
-		}
-		att, err := regtest.AttestationEntry(app)
-		if err != nil {
-			return err
-		}
-		for _, img := range []v1.Image{app, att.Image} {
-			if err := markConfig(e, img); err != nil {
-				return err
-			}
-		}
-		imgs, atts = append(imgs, regtest.Entry{Image: app}), append(atts, att)
-	}
-	idx, err := regtest.Index(append(imgs, atts...)...)
+	_, idx, err := attestedApps(e, bases, func(platformSpec) string { return e.reg.Host() + "/base/promote-3" })
 	if err != nil {
 		return err
 	}

@@ -91,26 +91,7 @@ func (c *rebaseCase) Setup(ctx context.Context, e *env) error {
 	if err := c.pushBases(ctx, e, old); err != nil {
 		return err
 	}
-	var imgs, atts []regtest.Entry
-	apps := map[string]v1.Image{}
-	for _, p := range rebasePlatforms {
-		app, err := benchApp(p, old[p.String()], e.reg.Host()+"/"+c.baseRepo(p))
-		if err != nil {
-			return err
-		}
-		att, err := regtest.AttestationEntry(app)
-		if err != nil {
-			return err
-		}
-		for _, img := range []v1.Image{app, att.Image} {
-			if err := markConfig(e, img); err != nil {
-				return err
-			}
-		}
-		apps[key(p)] = app
-		imgs, atts = append(imgs, regtest.Entry{Image: app}), append(atts, att)
-	}
-	idx, err := regtest.Index(append(imgs, atts...)...)
+	apps, idx, err := attestedApps(e, old, func(p platformSpec) string { return e.reg.Host() + "/" + c.baseRepo(p) })
 	if err != nil {
 		return err
 	}

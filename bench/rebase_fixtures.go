@@ -81,6 +81,34 @@ func withPayload(img v1.Image, name, seed string, size int) (v1.Image, error) {
 	}})
 }
 
+// attestedApps builds the app variant of each rebase platform on its base
+// in bases (base annotations naming baseName(p)), each with a BuildKit-style
+// attestation manifest, marks their configs, and returns the apps by
+// os/arch and the index of apps then attestations.
+func attestedApps(e *env, bases map[string]v1.Image, baseName func(platformSpec) string) (map[string]v1.Image, v1.ImageIndex, error) {
+	var imgs, atts []regtest.Entry
+	apps := map[string]v1.Image{}
+	for _, p := range rebasePlatforms {
+		app, err := benchApp(p, bases[p.String()], baseName(p))
+		if err != nil {
+			return nil, nil, err
+		}
+		att, err := regtest.AttestationEntry(app)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, img := range []v1.Image{app, att.Image} {
+			if err := markConfig(e, img); err != nil {
+				return nil, nil, err
+			}
+		}
+		apps[key(p)] = app
+		imgs, atts = append(imgs, regtest.Entry{Image: app}), append(atts, att)
+	}
+	idx, err := regtest.Index(append(imgs, atts...)...)
+	return apps, idx, err
+}
+
 // pushBases pushes the Windows base as base/nanoserver:ltsc2025 and the
 // Linux bases as one index base/distroless:latest, and marks their configs.
 func (c *rebaseCase) pushBases(ctx context.Context, e *env, bases map[string]v1.Image) error {

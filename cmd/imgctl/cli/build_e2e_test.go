@@ -108,6 +108,7 @@ func TestBuildE2E(t *testing.T) {
 	t.Run("secrets and ssh reach RUN", e.secretsAndSSH)
 	t.Run("registry cache export and import", e.registryCache)
 	t.Run("TLS builder", e.tlsBuilder)
+	t.Run("supply chain end to end", e.supplyChain) // moves a base tag: last
 	t.Logf("e2e total %s", time.Since(start).Round(time.Millisecond))
 }
 
