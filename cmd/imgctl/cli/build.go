@@ -88,7 +88,7 @@ verify, 2 on usage, builder, build or registry errors.`,
 	fl.StringVar(&o.progress, "progress", "auto", "progress output: auto, plain, tty, quiet or rawjson (on stderr)")
 	fl.StringVar(&o.metadataFile, "metadata-file", "", "write the index and per-platform digests as JSON to this file")
 	fl.StringArrayVar(&o.annotations, "annotation", nil, "index annotation key=value, repeatable")
-	fl.StringVar(&o.provenance, "provenance", "mode=min", "SLSA provenance attestation per image: mode=min, mode=max (min, max, true = min), false for none; builder-id=URI names the builder")
+	fl.StringVar(&o.provenance, "provenance", "mode=min", "SLSA provenance attestation per image: mode=min, mode=max (min, max; true or fields without a mode = max, as buildx), false for none; builder-id=URI names the builder")
 	fl.StringVar(&o.sbom, "sbom", "", "SPDX SBOM attestation per image: --sbom (BuildKit's default scanner), --sbom=generator=IMAGE, --sbom=false; downloads every base")
 	fl.Lookup("sbom").NoOptDefVal = "true"
 	fl.BoolVar(&o.noVerify, "no-verify", false, "skip verify after the push")

@@ -159,20 +159,24 @@ func parseCache(s string) (client.CacheOptionsEntry, error) {
 }
 
 // parseProvenance reads a --provenance value as buildx does: mode=min or
-// mode=max (also bare min, max), true (mode=min), false (no provenance),
-// with builder-id=URI and disabled=BOOL as further fields. nil means none.
+// mode=max (also bare min, max), false (no provenance), with builder-id=URI
+// and disabled=BOOL as further fields. As with buildx, only the default
+// (the flag not given) is mode=min: buildx sends true, or fields without a
+// mode, to BuildKit with no mode, and BuildKit's provenance then defaults
+// to max (solver/llbsolver/provenance.go), so true means max here too.
+// nil means none.
 func parseProvenance(s string) (*build.Provenance, error) {
 	s = strings.TrimSpace(s)
 	if b, err := strconv.ParseBool(s); err == nil {
 		if !b {
 			return nil, nil
 		}
-		return &build.Provenance{Mode: build.ProvenanceMin}, nil
+		return &build.Provenance{Mode: build.ProvenanceMax}, nil
 	}
 	if s == build.ProvenanceMin || s == build.ProvenanceMax {
 		return &build.Provenance{Mode: s}, nil
 	}
-	p := &build.Provenance{Mode: build.ProvenanceMin}
+	p := &build.Provenance{Mode: build.ProvenanceMax}
 	fields, off, err := attestFields("--provenance", s)
 	if err != nil || off {
 		return nil, err

@@ -72,14 +72,15 @@ func TestParseProvenance(t *testing.T) {
 		"mode=max":                {Mode: build.ProvenanceMax},
 		"min":                     {Mode: build.ProvenanceMin},
 		"max":                     {Mode: build.ProvenanceMax},
-		"true":                    {Mode: build.ProvenanceMin},
-		"1":                       {Mode: build.ProvenanceMin},
+		"true":                    {Mode: build.ProvenanceMax}, // buildx: no mode, BuildKit's default
+		"1":                       {Mode: build.ProvenanceMax},
 		"false":                   nil,
 		"0":                       nil,
 		"disabled=true":           nil,
 		"mode=max,disabled=false": {Mode: build.ProvenanceMax},
 		"mode=max,builder-id=https://ci.example.com/run/1": {Mode: build.ProvenanceMax, BuilderID: "https://ci.example.com/run/1"},
-		`"builder-id=https://ci.example.com/a,b"`:          {Mode: build.ProvenanceMin, BuilderID: "https://ci.example.com/a,b"},
+		`"builder-id=https://ci.example.com/a,b"`:          {Mode: build.ProvenanceMax, BuilderID: "https://ci.example.com/a,b"},
+		"mode=min,builder-id=https://ci.example.com/run/2": {Mode: build.ProvenanceMin, BuilderID: "https://ci.example.com/run/2"},
 	} {
 		got, err := parseProvenance(in)
 		if err != nil || (got == nil) != (want == nil) || (got != nil && *got != *want) {
