@@ -3,16 +3,21 @@ package buildtest
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 )
 
 // configTOML renders a buildkitd.toml: the OCI worker (runc) on, the
 // containerd worker off, plain-HTTP access to opts.InsecureRegistries and
-// the registry mirrors of opts.Mirrors.
+// the registry mirrors of opts.Mirrors. The trace socket lives under root:
+// buildkitd's default, /run/buildkit/otel-grpc.sock, is shared by every
+// daemon on the machine, and two harness daemons starting at once remove
+// each other's socket ("chown /run/buildkit/otel-grpc.sock: no such file").
 func configTOML(root, runc string, opts Options) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "root = %q\ndebug = %t\n\n", root, opts.Debug)
+	fmt.Fprintf(&b, "[otel]\n  socketPath = %q\n\n", filepath.Join(root, "otel-grpc.sock"))
 	fmt.Fprintf(&b, "[worker.oci]\n  enabled = true\n  binary = %q\n  snapshotter = \"auto\"\n  gc = false\n\n", runc)
 	b.WriteString("[worker.containerd]\n  enabled = false\n")
 	hosts := slices.Collect(maps.Keys(opts.Mirrors))

@@ -8,7 +8,8 @@ import (
 )
 
 // TestConfigTOML: buildkitd's own config loader reads the mirrors and the
-// plain-HTTP registries back from what configTOML writes.
+// plain-HTTP registries back from what configTOML writes, and a trace socket
+// of the daemon's own.
 func TestConfigTOML(t *testing.T) {
 	s := configTOML("/tmp/root", "/usr/sbin/runc", Options{
 		InsecureRegistries: []string{"127.0.0.1:5000"},
@@ -27,6 +28,9 @@ func TestConfigTOML(t *testing.T) {
 	}
 	if m := cfg.Registries["docker.io"].Mirrors; len(m) != 2 || m[1] != "mirror.example" {
 		t.Errorf("docker.io mirrors %v", m)
+	}
+	if got, want := cfg.OTEL.SocketPath, "/tmp/root/otel-grpc.sock"; got != want {
+		t.Errorf("otel socket %q, want %q", got, want)
 	}
 	if h := cfg.Registries["docker.io"].PlainHTTP; h != nil {
 		t.Errorf("docker.io plain HTTP %v", *h)
