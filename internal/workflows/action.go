@@ -93,7 +93,7 @@ func asWorkflow(src []byte, meta *actionlint.ActionMetadata, ca compositeAction)
 		return nil, fmt.Errorf("runs.steps is not a list of steps")
 	}
 	first := steps.Content[0].Line // the first step's line, 1-based
-	indent := steps.Column - 1 // the column of its "-"
+	indent := steps.Column - 1     // the column of its "-"
 	if indent < 2 {
 		return nil, fmt.Errorf("runs.steps must be indented")
 	}

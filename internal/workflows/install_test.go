@@ -1,0 +1,437 @@
+package workflows
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// runner is one fake runner for the action's scripts: its RUNNER_TEMP and
+// the GITHUB_PATH and GITHUB_OUTPUT files, in a directory of its own.
+type runner struct {
+	temp, path, output string
+	env                []string
+}
+
+func newRunner(t *testing.T, runnerOS, arch string, env ...string) *runner {
+	t.Helper()
+	r, err := newRunnerIn(t.TempDir(), runnerOS, arch, env...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func newRunnerIn(dir, runnerOS, arch string, env ...string) (*runner, error) {
+	r := &runner{temp: filepath.Join(dir, "temp"), path: filepath.Join(dir, "github_path"), output: filepath.Join(dir, "github_output")}
+	if err := os.Mkdir(r.temp, 0o755); err != nil {
+		return nil, err
+	}
+	for _, f := range []string{r.path, r.output} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	// Only what a runner sets, plus HOME and the Go variables for go build.
+	r.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"RUNNER_TEMP=" + r.temp, "RUNNER_OS=" + runnerOS, "RUNNER_ARCH=" + arch,
+		"GITHUB_PATH=" + r.path, "GITHUB_OUTPUT=" + r.output}
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOFLAGS", "GOPATH", "GOTOOLCHAIN", "GOPROXY"} {
+		if v, ok := os.LookupEnv(k); ok {
+			r.env = append(r.env, k+"="+v)
+		}
+	}
+	r.env = append(r.env, env...)
+	return r, nil
+}
+
+// result is what a script run left.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// script runs scripts/action/NAME of the repository at root with bash and
+// the runner's environment.
+func (r *runner) script(root, name string, env ...string) (result, error) {
+	cmd := exec.Command("bash", filepath.Join(root, "scripts", "action", name))
+	cmd.Env = append(slices.Clone(r.env), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		return result{}, fmt.Errorf("running %s: %w", name, err)
+	}
+	return result{o.String(), e.String(), cmd.ProcessState.ExitCode()}, nil
+}
+
+// mustScript is script that fails the test when bash cannot run.
+func (r *runner) mustScript(t *testing.T, name string, env ...string) result {
+	t.Helper()
+	res, err := r.script(repoRoot(t), name, env...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// outputs reads the step outputs written to GITHUB_OUTPUT (name=value lines).
+func (r *runner) outputs(t *testing.T) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(r.output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// pathDirs reads the directories added to GITHUB_PATH.
+func (r *runner) pathDirs(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(r.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
+
+// stepPath is the PATH of a later step: GITHUB_PATH's directories first.
+func (r *runner) stepPath(t *testing.T) string {
+	return strings.Join(append(r.pathDirs(t), "/usr/bin", "/bin"), string(os.PathListSeparator))
+}
+
+// runInstalled runs `EXE version -o json` as a later step would, found on
+// the PATH GITHUB_PATH gives it, and returns the version imgctl reports.
+func (r *runner) runInstalled(t *testing.T, exe string) string {
+	t.Helper()
+	cmd := exec.Command("bash", "-c", exe+" version -o json")
+	cmd.Env = []string{"PATH=" + r.stepPath(t), "HOME=" + os.Getenv("HOME")}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s version from the PATH %s: %v", exe, r.stepPath(t), err)
+	}
+	var v struct {
+		Version string `json:"version"`
+		Go      string `json:"go"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil || v.Go == "" {
+		t.Fatalf("%s version -o json printed %q (%v)", exe, out, err)
+	}
+	return v.Version
+}
+
+// built is the action's build from source (install.sh with
+// build-from-source), run once for all tests: they need a real binary.
+var built struct {
+	once   sync.Once
+	dir    string
+	runner *runner
+	res    result
+	err    error
+}
+
+// sourceBuild runs install.sh with build-from-source on this repository
+// once, and returns its runner and result.
+func sourceBuild(t *testing.T) (*runner, result) {
+	t.Helper()
+	root := repoRoot(t)
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "imgctl-action-")
+		if built.err != nil {
+			return
+		}
+		built.runner, built.err = newRunnerIn(built.dir, "Linux", "X64",
+			"IMGCTL_BUILD_FROM_SOURCE=true", "GITHUB_ACTION_PATH="+root)
+		if built.err != nil {
+			return
+		}
+		built.res, built.err = built.runner.script(root, "install.sh")
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.runner, built.res
+}
+
+// sourceBinary is the imgctl binary the action built from source.
+func sourceBinary(t *testing.T) string {
+	t.Helper()
+	r, res := sourceBuild(t)
+	if res.code != 0 {
+		t.Fatalf("install.sh build-from-source failed (exit %d): %s", res.code, res.stderr)
+	}
+	return filepath.Join(r.temp, "imgctl-bin", "imgctl")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// TestInstallFromSource: build-from-source builds ./cmd/imgctl of the
+// action's own tree (GITHUB_ACTION_PATH) into RUNNER_TEMP, puts it on
+// GITHUB_PATH, and a second use in the same job builds nothing again.
+func TestInstallFromSource(t *testing.T) {
+	r, res := sourceBuild(t)
+	if res.code != 0 {
+		t.Fatalf("install.sh exit %d\nstdout: %s\nstderr: %s", res.code, res.stdout, res.stderr)
+	}
+	bin := filepath.Join(r.temp, "imgctl-bin")
+	if got := r.pathDirs(t); !slices.Equal(got, []string{bin}) {
+		t.Errorf("GITHUB_PATH = %q, want %q", got, bin)
+	}
+	out := r.outputs(t)
+	if out["version"] != "source" || out["path"] != filepath.Join(bin, "imgctl") {
+		t.Errorf("outputs = %v, want version=source and path=%s", out, filepath.Join(bin, "imgctl"))
+	}
+	if v := r.runInstalled(t, "imgctl"); v == "" {
+		t.Errorf("imgctl version reports no version")
+	}
+	again := r.mustScript(t, "install.sh", "IMGCTL_BUILD_FROM_SOURCE=true", "GITHUB_ACTION_PATH="+repoRoot(t))
+	if again.code != 0 || !strings.Contains(again.stdout, "already built") {
+		t.Errorf("second install: exit %d, stdout %q, want a skip", again.code, again.stdout)
+	}
+}
+
+// fakeRelease serves GitHub's release layout for imgctl/imgctl from a
+// directory: /releases/latest redirects to /releases/tag/<latest>, and
+// assets are under /releases/download/<tag>/.
+type fakeRelease struct {
+	dir, latest string
+	srv         *httptest.Server
+	mu          sync.Mutex
+	requests    []string
+}
+
+const releasesPath = "/imgctl/imgctl/releases"
+
+func newFakeRelease(t *testing.T, latest string) *fakeRelease {
+	t.Helper()
+	f := &fakeRelease{dir: t.TempDir(), latest: latest}
+	mux := http.NewServeMux()
+	mux.HandleFunc(releasesPath+"/latest", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, releasesPath+"/tag/"+f.latest, http.StatusFound)
+	})
+	mux.HandleFunc(releasesPath+"/tag/", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "<html>a release page</html>")
+	})
+	mux.Handle("/", http.FileServer(http.Dir(f.dir)))
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.requests = append(f.requests, r.URL.Path)
+		f.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// downloadURL is the IMGCTL_DOWNLOAD_URL that points install.sh here.
+func (f *fakeRelease) downloadURL() string { return f.srv.URL + releasesPath + "/download" }
+
+// count returns how often path was requested.
+func (f *fakeRelease) count(path string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, p := range f.requests {
+		if p == path {
+			n++
+		}
+	}
+	return n
+}
+
+// publish writes release tag: the assets and a checksums.txt in sha256sum
+// format, in which the assets named in tamper get the checksum of other
+// content.
+func (f *fakeRelease) publish(t *testing.T, tag string, assets map[string][]byte, tamper ...string) {
+	t.Helper()
+	dir := filepath.Join(f.dir, filepath.FromSlash(releasesPath), "download", tag)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var sums strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(assets)) {
+		content := assets[name]
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(tamper, name) {
+			content = append(slices.Clone(content), '!')
+		}
+		sum := sha256.Sum256(content)
+		fmt.Fprintf(&sums, "%s  %s\n", hex.EncodeToString(sum[:]), name)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "checksums.txt"), []byte(sums.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tarGz is a .tar.gz holding one executable file.
+func tarGz(t *testing.T, name string, content []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	gz, err := gzip.NewWriterLevel(&b, gzip.BestSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := tar.NewWriter(gz)
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write(content); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// zipFile is a .zip holding one file.
+func zipFile(t *testing.T, name string, content []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(content); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// releaseOf publishes release tag of version with the archives make
+// release produces (linux/amd64, linux/arm64, darwin/arm64,
+// windows/amd64), each holding the imgctl built from source (this
+// machine's binary, so that every installed one runs here).
+func releaseOf(t *testing.T, f *fakeRelease, version string, tamper ...string) {
+	t.Helper()
+	bin, err := os.ReadFile(sourceBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgz := tarGz(t, "imgctl", bin)
+	f.publish(t, "v"+version, map[string][]byte{
+		"imgctl_" + version + "_linux_amd64.tar.gz":  tgz,
+		"imgctl_" + version + "_linux_arm64.tar.gz":  tgz,
+		"imgctl_" + version + "_darwin_arm64.tar.gz": tgz,
+		"imgctl_" + version + "_windows_amd64.zip":   zipFile(t, "imgctl.exe", bin),
+	}, tamper...)
+}
+
+// TestInstallRelease: install.sh picks this runner's asset of the release
+// (the latest, or the version asked for with or without its v), checks it
+// against checksums.txt, and puts imgctl on GITHUB_PATH, where it runs.
+func TestInstallRelease(t *testing.T) {
+	f := newFakeRelease(t, "v1.2.3")
+	releaseOf(t, f, "1.2.3")
+	for _, tc := range []struct {
+		os, arch, version, asset, exe string
+	}{
+		{"Linux", "X64", "latest", "imgctl_1.2.3_linux_amd64.tar.gz", "imgctl"},
+		{"Linux", "ARM64", "v1.2.3", "imgctl_1.2.3_linux_arm64.tar.gz", "imgctl"},
+		{"macOS", "ARM64", "1.2.3", "imgctl_1.2.3_darwin_arm64.tar.gz", "imgctl"},
+		{"Windows", "X64", "latest", "imgctl_1.2.3_windows_amd64.zip", "imgctl.exe"},
+	} {
+		t.Run(tc.os+"/"+tc.arch+"/"+tc.version, func(t *testing.T) {
+			r := newRunner(t, tc.os, tc.arch, "IMGCTL_DOWNLOAD_URL="+f.downloadURL(), "IMGCTL_VERSION="+tc.version)
+			asset := releasesPath + "/download/v1.2.3/" + tc.asset
+			before := f.count(asset)
+			res := r.mustScript(t, "install.sh")
+			if res.code != 0 {
+				t.Fatalf("install.sh exit %d\nstdout: %s\nstderr: %s", res.code, res.stdout, res.stderr)
+			}
+			if got := f.count(asset) - before; got != 1 {
+				t.Errorf("%s downloaded %d times, want once", tc.asset, got)
+			}
+			bin := filepath.Join(r.temp, "imgctl-bin")
+			if got := r.pathDirs(t); !slices.Equal(got, []string{bin}) {
+				t.Errorf("GITHUB_PATH = %q, want %q", got, bin)
+			}
+			if out := r.outputs(t); out["version"] != "1.2.3" || out["path"] != filepath.Join(bin, tc.exe) {
+				t.Errorf("outputs = %v, want version=1.2.3 and path=%s", out, filepath.Join(bin, tc.exe))
+			}
+			r.runInstalled(t, tc.exe)
+
+			// A second use of the action in the job downloads nothing.
+			if res := r.mustScript(t, "install.sh"); res.code != 0 || !strings.Contains(res.stdout, "already installed") {
+				t.Errorf("second install: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+			}
+			if got := f.count(asset) - before; got != 1 {
+				t.Errorf("after a second install %s was downloaded %d times, want once", tc.asset, got)
+			}
+		})
+	}
+}
+
+// TestInstallReleaseFails: a download whose checksum does not match, a
+// release without this runner's asset, a version that was never released
+// and a runner imgctl has no release for all fail the step (non-zero exit)
+// with a message that says which, and install nothing.
+func TestInstallReleaseFails(t *testing.T) {
+	f := newFakeRelease(t, "v6.6.6")
+	releaseOf(t, f, "6.6.6", "imgctl_6.6.6_linux_amd64.tar.gz")
+	for _, tc := range []struct {
+		name, os, arch, version, want string
+	}{
+		{"checksum mismatch", "Linux", "X64", "latest",
+			"checksum mismatch for imgctl_6.6.6_linux_amd64.tar.gz: checksums.txt says "},
+		{"no asset for the platform", "Windows", "ARM64", "v6.6.6",
+			"imgctl_6.6.6_windows_arm64.zip failed: release v6.6.6 has no asset for Windows/ARM64"},
+		{"no such release", "Linux", "ARM64", "v0.0.1",
+			"checksums.txt failed: is v0.0.1 a published release?"},
+		{"no release for the architecture", "Linux", "X86", "latest",
+			"no imgctl release for runner architecture X86"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRunner(t, tc.os, tc.arch, "IMGCTL_DOWNLOAD_URL="+f.downloadURL(), "IMGCTL_VERSION="+tc.version)
+			res := r.mustScript(t, "install.sh")
+			if res.code == 0 {
+				t.Fatalf("install.sh succeeded, want a failure: %s", res.stdout)
+			}
+			if !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("stderr = %q, want it to say %q", res.stderr, tc.want)
+			}
+			if dirs := r.pathDirs(t); len(dirs) != 0 {
+				t.Errorf("GITHUB_PATH = %q after a failed install", dirs)
+			}
+			if entries, _ := os.ReadDir(filepath.Join(r.temp, "imgctl-bin")); len(entries) != 0 {
+				t.Errorf("a failed install left %v in imgctl-bin", entries)
+			}
+		})
+	}
+}
