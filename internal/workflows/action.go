@@ -36,9 +36,9 @@ type compositeAction struct {
 // which workflows need not: that is checked here.
 func LintAction(root string) ([]*actionlint.Error, error) {
 	path := filepath.Join(root, ActionFile)
-	proj, err := actionlint.NewProject(root)
+	l, proj, err := newLinter(root)
 	if err != nil {
-		return nil, fmt.Errorf("reading the actionlint project at %s: %w", root, err)
+		return nil, err
 	}
 	meta, _, err := actionlint.NewLocalActionsCache(proj, nil).FindMetadata("./")
 	if err != nil {
@@ -69,10 +69,6 @@ func LintAction(root string) ([]*actionlint.Error, error) {
 	wf, err := asWorkflow(src, meta, ca)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	l, err := newLinter()
-	if err != nil {
-		return nil, err
 	}
 	more, err := l.Lint(path, wf, proj)
 	if err != nil {

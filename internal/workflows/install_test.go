@@ -47,13 +47,14 @@ func newRunnerIn(dir, runnerOS, arch string, env ...string) (*runner, error) {
 			return nil, err
 		}
 	}
-	// Only what a runner sets, plus HOME and the Go variables for go build.
+	// What a runner sets, plus HOME and the Go variables for go build; no
+	// proxy variables, so that curl reaches the local release server.
 	r.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"RUNNER_TEMP=" + r.temp, "RUNNER_OS=" + runnerOS, "RUNNER_ARCH=" + arch,
 		"GITHUB_PATH=" + r.path, "GITHUB_OUTPUT=" + r.output}
-	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOFLAGS", "GOPATH", "GOTOOLCHAIN", "GOPROXY"} {
-		if v, ok := os.LookupEnv(k); ok {
-			r.env = append(r.env, k+"="+v)
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GO") || strings.HasPrefix(kv, "CGO_") {
+			r.env = append(r.env, kv)
 		}
 	}
 	r.env = append(r.env, env...)

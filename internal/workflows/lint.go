@@ -19,9 +19,19 @@ func Shellcheck() string {
 }
 
 // newLinter returns an actionlint linter that prints nothing (callers
-// report the errors) and runs shellcheck when there is one.
-func newLinter() (*actionlint.Linter, error) {
-	return actionlint.NewLinter(io.Discard, &actionlint.LinterOptions{Shellcheck: Shellcheck()})
+// report the errors) and runs shellcheck when there is one, and the
+// project of the repository at root: its actionlint config and the local
+// actions (`uses: ./`) it resolves.
+func newLinter(root string) (*actionlint.Linter, *actionlint.Project, error) {
+	proj, err := actionlint.NewProject(root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the actionlint project at %s: %w", root, err)
+	}
+	l, err := actionlint.NewLinter(io.Discard, &actionlint.LinterOptions{Shellcheck: Shellcheck()})
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, proj, nil
 }
 
 // Lint lints workflow files with actionlint as part of the repository at
@@ -29,11 +39,7 @@ func newLinter() (*actionlint.Linter, error) {
 // is checked against root's action.yml: its inputs, required inputs and
 // runs section.
 func Lint(root string, files ...string) ([]*actionlint.Error, error) {
-	proj, err := actionlint.NewProject(root)
-	if err != nil {
-		return nil, fmt.Errorf("reading the actionlint project at %s: %w", root, err)
-	}
-	l, err := newLinter()
+	l, proj, err := newLinter(root)
 	if err != nil {
 		return nil, err
 	}
@@ -49,11 +55,7 @@ func Lint(root string, files ...string) ([]*actionlint.Error, error) {
 // `uses: OWNER/REPO@REF` of the action replaced by `uses: ./`, so that
 // their inputs are checked against root's action.yml.
 func LintContent(root, path string, content []byte) ([]*actionlint.Error, error) {
-	proj, err := actionlint.NewProject(root)
-	if err != nil {
-		return nil, fmt.Errorf("reading the actionlint project at %s: %w", root, err)
-	}
-	l, err := newLinter()
+	l, proj, err := newLinter(root)
 	if err != nil {
 		return nil, err
 	}

@@ -77,6 +77,19 @@ latest_tag() {
 	esac
 }
 
+# unpack_zip ZIP DIR: unzip, or the 7-Zip GitHub's Windows images carry
+# when Git Bash has no unzip.
+unpack_zip() {
+	if command -v unzip >/dev/null 2>&1; then
+		unzip -q "$1" -d "$2"
+	elif command -v 7z >/dev/null 2>&1; then
+		7z x -y -bd -o"$2" "$1" >/dev/null
+	else
+		echo "neither unzip nor 7z is installed" >&2
+		return 1
+	fi
+}
+
 # verify_checksum SUMS ASSET FILE: FILE's sha256 is SUMS's entry for ASSET.
 verify_checksum() {
 	local want got
@@ -130,7 +143,7 @@ else
 		verify_checksum "$work/checksums.txt" "$asset" "$work/$asset"
 		mkdir "$work/x"
 		case "$asset" in
-		*.zip) unzip -q "$work/$asset" -d "$work/x" || fail "unpacking $asset failed" ;;
+		*.zip) unpack_zip "$work/$asset" "$work/x" || fail "unpacking $asset failed" ;;
 		*) tar -xzf "$work/$asset" -C "$work/x" || fail "unpacking $asset failed" ;;
 		esac
 		# The binary sits at the archive's root, or in its one top directory.
