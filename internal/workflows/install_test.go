@@ -293,8 +293,14 @@ func (f *fakeRelease) publish(t *testing.T, tag string, assets map[string][]byte
 	}
 }
 
-// tarGz is a .tar.gz holding one executable file.
-func tarGz(t *testing.T, name string, content []byte) []byte {
+// archived is a file in a release archive.
+type archived struct {
+	name    string
+	content []byte
+}
+
+// tarGz is a .tar.gz holding files, executable.
+func tarGz(t *testing.T, files ...archived) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	gz, err := gzip.NewWriterLevel(&b, gzip.BestSpeed)
@@ -302,11 +308,13 @@ func tarGz(t *testing.T, name string, content []byte) []byte {
 		t.Fatal(err)
 	}
 	tw := tar.NewWriter(gz)
-	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(content)), Typeflag: tar.TypeReg}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tw.Write(content); err != nil {
-		t.Fatal(err)
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o755, Size: int64(len(f.content)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(f.content); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
@@ -317,17 +325,19 @@ func tarGz(t *testing.T, name string, content []byte) []byte {
 	return b.Bytes()
 }
 
-// zipFile is a .zip holding one file.
-func zipFile(t *testing.T, name string, content []byte) []byte {
+// zipFile is a .zip holding files.
+func zipFile(t *testing.T, files ...archived) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
-	w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(content); err != nil {
-		t.Fatal(err)
+	for _, f := range files {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: f.name, Method: zip.Deflate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(f.content); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
@@ -337,20 +347,22 @@ func zipFile(t *testing.T, name string, content []byte) []byte {
 
 // releaseOf publishes release tag of version with the archives make
 // release produces (linux/amd64, linux/arm64, darwin/arm64,
-// windows/amd64), each holding the imgctl built from source (this
-// machine's binary, so that every installed one runs here).
+// windows/amd64), each holding, as make release packs them, the binary
+// and README.md; the binary is the imgctl built from source (this
+// machine's, so that every installed one runs here).
 func releaseOf(t *testing.T, f *fakeRelease, version string, tamper ...string) {
 	t.Helper()
 	bin, err := os.ReadFile(sourceBinary(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tgz := tarGz(t, "imgctl", bin)
+	readme := archived{"README.md", []byte("# imgctl\n")}
+	tgz := tarGz(t, archived{"imgctl", bin}, readme)
 	f.publish(t, "v"+version, map[string][]byte{
 		"imgctl_" + version + "_linux_amd64.tar.gz":  tgz,
 		"imgctl_" + version + "_linux_arm64.tar.gz":  tgz,
 		"imgctl_" + version + "_darwin_arm64.tar.gz": tgz,
-		"imgctl_" + version + "_windows_amd64.zip":   zipFile(t, "imgctl.exe", bin),
+		"imgctl_" + version + "_windows_amd64.zip":   zipFile(t, archived{"imgctl.exe", bin}, readme),
 	}, tamper...)
 }
 
