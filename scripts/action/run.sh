@@ -15,7 +15,7 @@
 #
 # Writes the outputs exit-code, and for build metadata-file (imgctl's
 # --metadata-file, a temporary file unless the arguments name one) and
-# digest (the index digest, read from it with jq).
+# digest (the index digest, read from it).
 set -euo pipefail
 
 fail() {
@@ -77,8 +77,12 @@ set -e
 echo "exit-code=$code" >>"$GITHUB_OUTPUT"
 if [ -n "$metadata" ]; then
 	echo "metadata-file=$metadata" >>"$GITHUB_OUTPUT"
-	if [ "$code" -eq 0 ] && command -v jq >/dev/null 2>&1; then
-		echo "digest=$(jq -r .index.digest "$metadata")" >>"$GITHUB_OUTPUT"
+	if [ "$code" -eq 0 ]; then
+		# The file is imgctl's: {"index": {"ref": ..., "digest": ...}, ...},
+		# index first. Read without jq, which not every runner has.
+		digest=$(tr -d ' \t\r\n' <"$metadata" | sed -n 's/^{"index":{[^}]*"digest":"\([^"]*\)".*/\1/p')
+		[ -n "$digest" ] || fail "no index digest in $metadata"
+		echo "digest=$digest" >>"$GITHUB_OUTPUT"
 	fi
 fi
 
