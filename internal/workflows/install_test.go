@@ -1,10 +1,8 @@
 package workflows
 
 import (
-	"archive/tar"
 	"archive/zip"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -293,56 +291,67 @@ func (f *fakeRelease) publish(t *testing.T, tag string, assets map[string][]byte
 	}
 }
 
-// archived is a file in a release archive.
-type archived struct {
-	name    string
-	content []byte
+// archives are the release archives of the imgctl built from source,
+// made once for all tests: a .tar.gz and a .zip, each holding the binary
+// and README.md, as make release packs them.
+var archives struct {
+	once     sync.Once
+	tgz, zip []byte
+	err      error
 }
 
-// tarGz is a .tar.gz holding files, executable.
-func tarGz(t *testing.T, files ...archived) []byte {
+// releaseArchives returns the .tar.gz (made by tar, whose gzip is much
+// faster than compress/gzip under the race detector) and the .zip
+// (archive/zip, stored) holding the imgctl built from source.
+func releaseArchives(t *testing.T) (tgz, zipped []byte) {
 	t.Helper()
-	var b bytes.Buffer
-	gz, err := gzip.NewWriterLevel(&b, gzip.BestSpeed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw := tar.NewWriter(gz)
-	for _, f := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o755, Size: int64(len(f.content)), Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(f.content); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := gz.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// zipFile is a .zip holding files.
-func zipFile(t *testing.T, files ...archived) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	zw := zip.NewWriter(&b)
-	for _, f := range files {
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: f.name, Method: zip.Deflate})
+	bin := sourceBinary(t)
+	archives.once.Do(func() {
+		dir, err := os.MkdirTemp("", "imgctl-archive-")
 		if err != nil {
-			t.Fatal(err)
+			archives.err = err
+			return
 		}
-		if _, err := w.Write(f.content); err != nil {
-			t.Fatal(err)
+		defer os.RemoveAll(dir)
+		readme := []byte("# imgctl\n")
+		if err := os.WriteFile(filepath.Join(dir, "README.md"), readme, 0o644); err != nil {
+			archives.err = err
+			return
 		}
+		tarball := filepath.Join(dir, "imgctl.tar.gz")
+		cmd := exec.Command("tar", "-czf", tarball, "-C", filepath.Dir(bin), "imgctl", "-C", dir, "README.md")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			archives.err = fmt.Errorf("tar: %v\n%s", err, out)
+			return
+		}
+		if archives.tgz, archives.err = os.ReadFile(tarball); archives.err != nil {
+			return
+		}
+		content, err := os.ReadFile(bin)
+		if err != nil {
+			archives.err = err
+			return
+		}
+		var b bytes.Buffer
+		zw := zip.NewWriter(&b)
+		for name, data := range map[string][]byte{"imgctl.exe": content, "README.md": readme} {
+			w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+			if err == nil {
+				_, err = w.Write(data)
+			}
+			if err != nil {
+				archives.err = err
+				return
+			}
+		}
+		if archives.err = zw.Close(); archives.err == nil {
+			archives.zip = b.Bytes()
+		}
+	})
+	if archives.err != nil {
+		t.Fatal(archives.err)
 	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return archives.tgz, archives.zip
 }
 
 // releaseOf publishes release tag of version with the archives make
@@ -352,17 +361,12 @@ func zipFile(t *testing.T, files ...archived) []byte {
 // machine's, so that every installed one runs here).
 func releaseOf(t *testing.T, f *fakeRelease, version string, tamper ...string) {
 	t.Helper()
-	bin, err := os.ReadFile(sourceBinary(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := archived{"README.md", []byte("# imgctl\n")}
-	tgz := tarGz(t, archived{"imgctl", bin}, readme)
+	tgz, zipped := releaseArchives(t)
 	f.publish(t, "v"+version, map[string][]byte{
 		"imgctl_" + version + "_linux_amd64.tar.gz":  tgz,
 		"imgctl_" + version + "_linux_arm64.tar.gz":  tgz,
 		"imgctl_" + version + "_darwin_arm64.tar.gz": tgz,
-		"imgctl_" + version + "_windows_amd64.zip":   zipFile(t, archived{"imgctl.exe", bin}, readme),
+		"imgctl_" + version + "_windows_amd64.zip":   zipped,
 	}, tamper...)
 }
 
