@@ -433,6 +433,8 @@ func TestInstallReleaseFails(t *testing.T) {
 			"checksums.txt failed: is v0.0.1 a published release?"},
 		{"no release for the architecture", "Linux", "X86", "latest",
 			"no imgctl release for runner architecture X86"},
+		{"not a version", "Linux", "X64", "../../v1.2.3",
+			`version "../../v1.2.3" is not latest or a release version`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRunner(t, tc.os, tc.arch, "IMGCTL_DOWNLOAD_URL="+f.downloadURL(), "IMGCTL_VERSION="+tc.version)

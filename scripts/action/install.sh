@@ -128,6 +128,7 @@ else
 		tag=$(latest_tag)
 	fi
 	version="${tag#v}"
+	[[ "$version" =~ ^[0-9][0-9A-Za-z.+-]*$ ]] || fail "version \"${IMGCTL_VERSION:-$tag}\" is not latest or a release version such as v1.2.0"
 	tag="v$version"
 	asset="imgctl_${version}${platform}"
 	if [ -x "$bin_dir/$exe" ] && [ "$(cat "$marker" 2>/dev/null)" = "$download_url/$tag/$asset" ]; then
