@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -56,12 +57,24 @@ func TestRepositoryWorkflowsLint(t *testing.T) {
 	t.Logf("linted %d workflows (shellcheck: %q)", len(files), Shellcheck())
 }
 
+// TestActionLints lints action.yml, and, where shellcheck is installed
+// (CI has none), the scripts its steps run.
 func TestActionLints(t *testing.T) {
-	errs, err := LintAction(repoRoot(t))
+	root := repoRoot(t)
+	errs, err := LintAction(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reportErrors(t, errs)
+	sc := Shellcheck()
+	if sc == "" {
+		t.Log("shellcheck is not installed: scripts/action/*.sh not shellchecked")
+		return
+	}
+	out, err := exec.Command(sc, glob(t, root, "scripts/action/*.sh")...).CombinedOutput()
+	if err != nil {
+		t.Errorf("shellcheck scripts/action: %v\n%s", err, out)
+	}
 }
 
 // actionRef is how the examples name imgctl's action: imgctl/imgctl@REF.
