@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,4 +37,21 @@ func Compile(ctx context.Context, root, out string, t Target, s Stamp) (string, 
 		return "", fmt.Errorf("go build for %s: %w\n%s", t, err, b)
 	}
 	return bin, nil
+}
+
+// CheckVersion runs bin version -o json and fails unless it reports the
+// stamp: the release checks the binary it can run before packing it.
+func CheckVersion(ctx context.Context, bin string, s Stamp) error {
+	out, err := exec.CommandContext(ctx, bin, "version", "-o", "json").Output()
+	if err != nil {
+		return fmt.Errorf("%s version: %w", bin, err)
+	}
+	var v cli.VersionInfo
+	if err := json.Unmarshal(out, &v); err != nil {
+		return fmt.Errorf("%s version -o json: %w", bin, err)
+	}
+	if got := (Stamp{v.Version, v.Revision, v.Time}); got != s {
+		return fmt.Errorf("%s version reports %+v, want the stamp %+v", bin, got, s)
+	}
+	return nil
 }

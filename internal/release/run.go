@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -82,6 +83,11 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		bin, err := Compile(ctx, c.Root, bins, t, c.Stamp)
 		if err != nil {
 			return res, err
+		}
+		if t.OS == runtime.GOOS && t.Arch == runtime.GOARCH {
+			if err := CheckVersion(ctx, bin, c.Stamp); err != nil {
+				return res, err
+			}
 		}
 		name := ArchiveName(c.Stamp.Version, t)
 		files := []ArchiveFile{{Name: t.Binary(), Path: bin, Mode: 0o755}, {Name: "README.md", Path: filepath.Join(c.Root, "README.md"), Mode: 0o644}}
@@ -199,6 +205,8 @@ func joinMap(m map[string]string) string {
 	return strings.Join(kv, ",")
 }
 
+// step logs the start of a step with the time of day, which times the
+// steps in CI logs.
 func step(w io.Writer, format string, args ...any) {
-	fmt.Fprintf(w, "\n== "+format+"\n", args...)
+	fmt.Fprintf(w, "\n== %s "+format+"\n", append([]any{time.Now().UTC().Format(time.TimeOnly)}, args...)...)
 }
