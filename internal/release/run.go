@@ -50,7 +50,8 @@ type Config struct {
 	// PublicKey, when set, is the key imgctl verify checks the new
 	// signatures with.
 	PublicKey string
-	// Log receives the progress of every step and imgctl's own output.
+	// Log receives the progress of every step and imgctl's own output;
+	// nil discards them.
 	Log io.Writer
 }
 
@@ -67,6 +68,9 @@ type Result struct {
 // all in Dist.
 func Run(ctx context.Context, c Config) (Result, error) {
 	var res Result
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
 	if c.Dist == "" || filepath.Clean(c.Dist) == filepath.Clean(c.Root) {
 		return res, fmt.Errorf("refusing to empty %q as the output directory", c.Dist)
 	}
