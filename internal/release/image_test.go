@@ -1,12 +1,11 @@
 package release
 
 import (
-	"archive/tar"
 	"bytes"
-	"errors"
-	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/imgctl/imgctl/cmd/imgctl/cli"
 	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
@@ -137,30 +137,13 @@ func lastLayerFile(t *testing.T, img v1.Image, file string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc, err := layers[len(layers)-1].Uncompressed()
+	files, err := regtest.LayerFiles(layers[len(layers)-1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	var names []string
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Name == file {
-			b, err := io.ReadAll(tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return string(b)
-		}
-		names = append(names, h.Name)
+	content, ok := files[file]
+	if !ok {
+		t.Fatalf("the last layer has no %s: %v", file, slices.Sorted(maps.Keys(files)))
 	}
-	t.Fatalf("the last layer has no %s: %q", file, names)
-	return ""
+	return content
 }
