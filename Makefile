@@ -4,7 +4,7 @@ GO       ?= go
 BIN      := bin
 PKGS     := ./...
 
-.PHONY: all build buildkitd registry deps test lint fmt-check vet fmt bench demo clean
+.PHONY: all build buildkitd registry deps test lint fmt-check vet fmt bench demo demo-lifecycle clean
 
 all: build
 
@@ -52,6 +52,11 @@ bench: buildkitd
 
 demo: deps buildkitd build
 	$(GO) run ./internal/demo
+
+# The life of one image: build, sign, promote, Patch Tuesday, bases,
+# rebase, verify --nodes, sign and promote again (README "The lifecycle demo").
+demo-lifecycle: deps buildkitd
+	$(GO) run ./internal/demo/lifecycle
 
 clean:
 	rm -rf $(BIN)
