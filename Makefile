@@ -4,7 +4,7 @@ GO       ?= go
 BIN      := bin
 PKGS     := ./...
 
-.PHONY: all build buildkitd registry deps test lint fmt-check vet fmt bench demo clean actionlint release release-dry-run
+.PHONY: all build buildkitd registry deps test lint fmt-check vet fmt bench demo demo-lifecycle clean actionlint release release-dry-run
 
 all: build
 
@@ -58,6 +58,11 @@ bench: buildkitd
 
 demo: deps buildkitd build
 	$(GO) run ./internal/demo
+
+# The life of one image: build, sign, promote, Patch Tuesday, bases,
+# rebase, verify --nodes, sign and promote again (README "The lifecycle demo").
+demo-lifecycle: deps buildkitd
+	$(GO) run ./internal/demo/lifecycle
 
 clean:
 	rm -rf $(BIN) dist
