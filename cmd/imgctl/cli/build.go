@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -108,8 +107,9 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 		return bo, fmt.Errorf("%w: -t/--tag %q: want a tag (%v)", ErrUsage, o.tag, err)
 	}
 	bo.Tag, bo.Force, bo.Registry, bo.NoCache, bo.SyntaxImage = tag, o.force, rc, o.noCache, o.syntaxImage
-	bo.Builder = build.ResolveBuilder(o.builder, os.Getenv)
-	bo.Builder.TLS = o.tls
+	if err := o.resolveBuilder(cmd.Context(), &bo, cmd.ErrOrStderr()); err != nil {
+		return bo, err
+	}
 	if err := o.nodeFlags.apply(&bo, o.tls); err != nil {
 		return bo, err
 	}
