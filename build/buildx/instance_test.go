@@ -11,32 +11,21 @@ import (
 	"time"
 
 	"github.com/docker/buildx/store"
-	"github.com/docker/buildx/util/confutil"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/internal/buildtest"
 )
 
 // newStore points BUILDX_CONFIG at a fresh directory and saves the node
-// groups there with buildx's own store API, as docker buildx create does.
+// groups there with buildx's own store API.
 func newStore(t *testing.T, ngs ...*store.NodeGroup) string {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("BUILDX_CONFIG", dir)
-	s, err := store.New(confutil.NewConfig(nil, confutil.WithDir(dir)))
-	if err != nil {
+	if err := buildtest.SaveBuildxInstances(dir, ngs...); err != nil {
 		t.Fatal(err)
-	}
-	txn, release, err := s.Txn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	for _, ng := range ngs {
-		if err := txn.Save(ng); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return dir
 }
