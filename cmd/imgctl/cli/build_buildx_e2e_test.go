@@ -20,7 +20,10 @@ import (
 // own store API wrote, with the remote driver against real buildkitd
 // daemons: a two-node instance (one node for linux/amd64 and linux/arm64,
 // one for windows/amd64) and a one-node instance selected with
-// $BUILDX_BUILDER. Each daemon's build history shows what it solved.
+// $BUILDX_BUILDER, and a TLS daemon reached with the remote driver's
+// cacert/cert/key driver-opts. Each daemon's build history shows what it
+// solved. A node's address is buildx://INSTANCE/NODE, which BuildKit's
+// client.New cannot dial: every build here went through buildx's driver.
 func TestBuildBuildxE2E(t *testing.T) {
 	start := time.Now()
 	reg := regtest.New(t)
@@ -90,6 +93,19 @@ func TestBuildBuildxE2E(t *testing.T) {
 		}
 		if got := solvedPlatforms(t, windows); len(got) != 1 {
 			t.Errorf("the windows daemon solved again: %v", got)
+		}
+	})
+	t.Run("remote node with TLS driver-opts", func(t *testing.T) {
+		d := buildtest.New(t, buildtest.Options{TLS: true, InsecureRegistries: []string{host}})
+		buildxStore(t, &store.NodeGroup{Name: "secure", Driver: "remote", Nodes: []store.Node{{Name: "secure0", Endpoint: d.Addr,
+			DriverOpts: map[string]string{"cacert": d.TLS.CACert, "cert": d.TLS.Cert, "key": d.TLS.Key}}}})
+		tag := host + "/bx:secure"
+		out, stderr, code := run(t, append([]string{"build", "--builder", "secure", "-t", tag}, append(args, ctxDir)...)...)
+		if code != 0 {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, tail(stderr, 40))
+		}
+		if got := solvedPlatforms(t, d); len(got) != 2 {
+			t.Errorf("the TLS daemon solved %v, want the linux and the windows variant", got)
 		}
 	})
 	t.Logf("buildx e2e total %s", time.Since(start).Round(time.Millisecond))
