@@ -26,6 +26,15 @@ func buildxStore(t *testing.T, ngs ...*store.NodeGroup) {
 	}
 }
 
+// nodeStrings formats nodes as --node takes them, in order.
+func nodeStrings(ns []build.Node) []string {
+	out := []string{}
+	for _, n := range ns {
+		out = append(out, n.String())
+	}
+	return out
+}
+
 // TestBuildxBuilderFlags: --builder NAME and $BUILDX_BUILDER read a buildx
 // instance into nodes; a builders file entry and a --node replace its node
 // of the same platform; an address or $BUILDKIT_HOST never reads the store.
@@ -51,10 +60,7 @@ func TestBuildxBuilderFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := []string{}
-		for _, n := range bo.Nodes {
-			got = append(got, n.String())
-		}
+		got := nodeStrings(bo.Nodes)
 		want := "linux/amd64=buildx://pool/lin linux/arm64=buildx://pool/lin windows/amd64=buildx://pool/win"
 		if strings.Join(got, " ") != want || bo.Builder.Addr != "buildx://pool/lin" || bo.Builder.Dialer == nil {
 			t.Errorf("nodes %v, fallback %+v", got, bo.Builder)
@@ -70,10 +76,7 @@ func TestBuildxBuilderFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := []string{}
-		for _, n := range bo.Nodes {
-			got = append(got, n.String())
-		}
+		got := nodeStrings(bo.Nodes)
 		want := "linux/amd64=buildx://pool/lin linux/arm64=tcp://file-arm:1234 windows/amd64=tcp://flag-win:1234"
 		if strings.Join(got, " ") != want {
 			t.Errorf("nodes = %v, want %s", got, want)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,10 +9,8 @@ import (
 	"github.com/docker/buildx/store"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/build/buildx"
 	"github.com/imgctl/imgctl/internal/buildtest"
-	"github.com/imgctl/imgctl/internal/regtest"
 )
 
 // TestBuildBuildxE2E builds through buildx builder instances that buildx's
@@ -26,15 +23,7 @@ import (
 // client.New cannot dial: every build here went through buildx's driver.
 func TestBuildBuildxE2E(t *testing.T) {
 	start := time.Now()
-	reg := regtest.New(t)
-	host := reg.Host()
-	linuxBase, winBase := host+"/base:linux", host+"/nanoserver:ltsc2022"
-	seedNodeBases(t, linuxBase, winBase)
-	ctxDir := t.TempDir()
-	writeFile(t, filepath.Join(ctxDir, "hello.txt"), "hello from a buildx builder\n")
-	writeFile(t, filepath.Join(ctxDir, "Dockerfile"), nodesDockerfile)
-	args := []string{"--windows", "ltsc2022", "--windows-base", "ltsc2022=" + winBase, "--build-arg", "LINUX_BASE=" + linuxBase}
-	t.Setenv(build.EnvBuildkitHost, "")
+	host, ctxDir, args := nodesFixture(t, "hello from a buildx builder\n")
 	t.Setenv(buildx.EnvBuilder, "")
 
 	linux, windows := startDaemons(t, host)
