@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docker/buildx/store"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -145,6 +146,15 @@ func TestLoadSingleNode(t *testing.T) {
 	nodes, fallback, unused := in.BuildNodes()
 	if len(nodes) != 0 || len(unused) != 0 || fallback.Addr != "buildx://solo/solo0" || fallback.Dialer == nil {
 		t.Errorf("nodes %v, fallback %+v, unused %v", nodes, fallback, unused)
+	}
+	// No Docker daemon answers at the node's endpoint: the build fails
+	// naming the node and the endpoint (buildx's docker-container driver
+	// asks the Docker API for its container first).
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := build.Connect(ctx, fallback); !errors.Is(err, build.ErrNoBuilder) || !strings.Contains(err.Error(), "driver docker-container") ||
+		!strings.Contains(err.Error(), "/nonexistent/docker.sock") {
+		t.Errorf("connect = %v, want ErrNoBuilder naming the driver and the Docker endpoint", err)
 	}
 }
 
