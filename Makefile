@@ -34,6 +34,7 @@ deps:
 test: deps buildkitd registry
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(GO) vet -tags nokubernetes ./build/buildx/ && $(GO) test -race -count=1 -tags nokubernetes ./build/buildx/
 	cd examples/hello && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd internal/workflows && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 

@@ -55,6 +55,18 @@ type Builder struct {
 	TLS TLSOptions
 	// PingTimeout bounds the reachability check; zero means DefaultPingTimeout.
 	PingTimeout time.Duration
+	// Dialer, when set, opens the daemon's client instead of
+	// client.New(Addr): a buildx builder node connects through its own
+	// driver (remote, docker-container, kubernetes; see package
+	// build/buildx), which may start the daemon first. Addr then only
+	// names the node, and TLS stays empty: the driver has its own settings.
+	Dialer Dialer
+}
+
+// Dialer opens a client to a daemon its own way. Implementations are
+// pointers, so that a Builder stays comparable.
+type Dialer interface {
+	Dial(ctx context.Context) (*client.Client, error)
 }
 
 // TLSOptions are the client TLS settings for a tcp:// builder.
@@ -100,8 +112,24 @@ func (b Builder) Validate() error {
 	if b.Addr == "" {
 		return fmt.Errorf("%w: empty address", ErrInvalidBuilder)
 	}
+	if b.Dialer != nil && b.TLS.enabled() {
+		return fmt.Errorf("%w %s: TLS options do not apply: its driver connects with its own settings", ErrInvalidBuilder, b)
+	}
 	_, err := b.clientOpts()
 	return err
+}
+
+// dial opens the client: through the Dialer when set, else client.New
+// with the TLS settings.
+func (b Builder) dial(ctx context.Context) (*client.Client, error) {
+	if b.Dialer != nil {
+		return b.Dialer.Dial(ctx)
+	}
+	opts, err := b.clientOpts()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(ctx, b.Addr, opts...)
 }
 
 // clientOpts turns the TLS settings into BuildKit client options.
@@ -127,17 +155,13 @@ func (b Builder) clientOpts() ([]client.ClientOpt, error) {
 	return opts, nil
 }
 
-// Connect dials the builder and checks, within PingTimeout, that it lists
-// its workers. The caller closes the client.
+// Connect dials the builder (through its Dialer when set) and checks, within
+// PingTimeout, that it lists its workers. The caller closes the client.
 func Connect(ctx context.Context, b Builder) (*client.Client, error) {
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
-	opts, err := b.clientOpts()
-	if err != nil {
-		return nil, err
-	}
-	c, err := client.New(ctx, b.Addr, opts...)
+	c, err := b.dial(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w at %s: %w", ErrNoBuilder, b, err)
 	}

@@ -34,6 +34,7 @@ func rules() []Rule {
 		{"verify imports only value packages", ImportsOnly(module, is("verify"), valuePackages...)},
 		{"lint imports only value packages", ImportsOnly(module, is("lint"), valuePackages...)},
 		{"kube imports only value packages and verify", ImportsOnly(module, is("kube"), append(valuePackages, "verify")...)},
+		{"build/buildx imports only build and value packages", ImportsOnly(module, is("build/buildx"), append(valuePackages, "build")...)},
 		{"only registry speaks HTTP", NoneOutside(httpAllowed, "net/http", ggcrTransport)},
 		{"only registry builds remote options, pullers and pushers", NoneOutside(httpAllowed,
 			ggcrRemote+".With*", ggcrRemote+".NewPuller", ggcrRemote+".NewPusher")},

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -34,7 +33,7 @@ func newBuildCmd(ro *rootOptions) *cobra.Command {
 		Use:   "build -t TAG [flags] CONTEXT",
 		Short: "Build Linux and Windows variants on BuildKit into one verified tag",
 		Long: `build lints the Dockerfile for every variant, then drives a BuildKit daemon
-(--builder, else $BUILDKIT_HOST) with its built-in Dockerfile frontend: one solve
+(--builder, else $BUILDKIT_HOST, else $BUILDX_BUILDER) with its built-in Dockerfile frontend: one solve
 for the Linux platforms and one per Windows release (--windows), each FROM its own
 base (the WINDOWS_BASE build arg), concurrently. The results are merged into one
 index at TAG with every Windows os.version, each manifest annotated with its base
@@ -51,6 +50,18 @@ from all of them shows in one view, and the results are merged into one index.
 Platforms without a node go to --builder or $BUILDKIT_HOST. A RUN in a Windows
 stage is allowed only on a --node windows... whose daemon has a Windows worker.
 
+--builder takes a BuildKit address (any value with "://": unix://, tcp://,
+docker-container://NAME) or the name of a builder instance made by
+"docker buildx create" (drivers remote, docker-container, kubernetes), read
+from buildx's store ($BUILDX_CONFIG, else $DOCKER_CONFIG/buildx) and reached
+through buildx's own drivers, which start a stopped instance as buildx does.
+Each platform an instance's node was created with (--platform) goes to that
+node; the first node builds the rest. --builders entries and --node win for
+their platforms. An unknown name is a usage error (exit 2) that lists the
+instances. Without --builder: $BUILDKIT_HOST (an address), else
+$BUILDX_BUILDER (an instance name), else ` + build.DefaultBuilderAddress + `;
+the instance "docker buildx use" selected is not consulted.
+
 Every image gets a SLSA provenance attestation (--provenance, mode=min by
 default as with buildx; false for none), and with --sbom an SPDX SBOM made by a
 scanner image that BuildKit runs on its Linux worker, for Windows variants too.
@@ -65,7 +76,10 @@ verify, 2 on usage, builder, build or registry errors.`,
   imgctl build --node linux/amd64=tcp://bk-amd64:1234 --node linux/arm64=tcp://bk-arm64:1234 \
     --node windows=tcp://bk-win:1234 --tlscacert ca.pem --tlscert cert.pem --tlskey key.pem \
     -t reg.example.com/hello:1.0 --windows ltsc2022 .
-  imgctl build --builders builders.yaml -t reg.example.com/hello:1.0 --windows ltsc2022,ltsc2025 .`,
+  imgctl build --builders builders.yaml -t reg.example.com/hello:1.0 --windows ltsc2022,ltsc2025 .
+  docker buildx create --name pool --driver remote --platform linux/amd64,linux/arm64 tcp://bk-linux:1234
+  docker buildx create --name pool --append --node pool-win --platform windows/amd64 tcp://bk-win:1234
+  imgctl build --builder pool -t reg.example.com/hello:1.0 --windows ltsc2022 .`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args[0]) },
 	}
@@ -74,7 +88,7 @@ verify, 2 on usage, builder, build or registry errors.`,
 	o.nodeFlags.add(fl)
 	fl.StringVarP(&o.tag, "tag", "t", "", "tag to push the index to (required; never overwritten without --force)")
 	fl.BoolVar(&o.force, "force", false, "overwrite an existing tag")
-	fl.StringVar(&o.builder, "builder", "", "BuildKit address: unix://, tcp://, docker-container://NAME (default $BUILDKIT_HOST, else "+build.DefaultBuilderAddress+")")
+	fl.StringVar(&o.builder, "builder", "", "BuildKit address (unix://, tcp://, docker-container://NAME: any value with ://) or a buildx builder instance name (docker buildx create; drivers remote, docker-container, kubernetes); default $BUILDKIT_HOST, else the instance $BUILDX_BUILDER, else "+build.DefaultBuilderAddress)
 	fl.StringVar(&o.tls.CACert, "tlscacert", "", "CA certificate of a tcp:// builder")
 	fl.StringVar(&o.tls.Cert, "tlscert", "", "client certificate for a tcp:// builder")
 	fl.StringVar(&o.tls.Key, "tlskey", "", "client key for a tcp:// builder")
@@ -108,8 +122,9 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 		return bo, fmt.Errorf("%w: -t/--tag %q: want a tag (%v)", ErrUsage, o.tag, err)
 	}
 	bo.Tag, bo.Force, bo.Registry, bo.NoCache, bo.SyntaxImage = tag, o.force, rc, o.noCache, o.syntaxImage
-	bo.Builder = build.ResolveBuilder(o.builder, os.Getenv)
-	bo.Builder.TLS = o.tls
+	if err := o.resolveBuilder(cmd.Context(), &bo, cmd.ErrOrStderr()); err != nil {
+		return bo, err
+	}
 	if err := o.nodeFlags.apply(&bo, o.tls); err != nil {
 		return bo, err
 	}

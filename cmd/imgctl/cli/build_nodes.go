@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/build/buildx"
 )
 
 // nodeFlags are imgctl build's scale-out flags: which BuildKit node builds
@@ -22,18 +23,21 @@ func (f *nodeFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&f.buildersFile, "builders", "", "YAML or JSON file of nodes: a list of {platform, address, tls: {ca, cert, key, server_name}} (--node wins for the same platform)")
 }
 
-// apply sets bo.Nodes from the builders file and --node (which replaces a
-// file entry of the same platform). With nodes, the builder from --builder
+// apply adds to bo.Nodes (a buildx instance's nodes, if any) the builders
+// file's entries and --node values: a file entry replaces an instance's
+// node of the same platform, a --node replaces either. With nodes, the builder from --builder
 // or $BUILDKIT_HOST is only the fallback, and the default socket is none.
 // Errors wrap ErrUsage.
 func (f *nodeFlags) apply(bo *build.Options, tls build.TLSOptions) error {
-	var nodes []build.Node
+	nodes := bo.Nodes // a buildx instance's, if --builder named one
 	if f.buildersFile != "" {
 		ns, err := build.LoadBuilders(f.buildersFile)
 		if err != nil {
 			return fmt.Errorf("%w: --builders: %w", ErrUsage, err)
 		}
-		nodes = ns
+		for _, n := range ns {
+			nodes = replaceNode(nodes, n, fromInstance)
+		}
 	}
 	for _, s := range f.nodes {
 		n, err := parseNode(s, tls)
@@ -43,7 +47,7 @@ func (f *nodeFlags) apply(bo *build.Options, tls build.TLSOptions) error {
 		if err := n.Builder.Validate(); err != nil {
 			return fmt.Errorf("%w: --node %s: %w", ErrUsage, s, err)
 		}
-		nodes = replaceNode(nodes, n)
+		nodes = replaceNode(nodes, n, notFromFlag)
 	}
 	if len(nodes) == 0 {
 		return nil
@@ -58,17 +62,27 @@ func (f *nodeFlags) apply(bo *build.Options, tls build.TLSOptions) error {
 	return nil
 }
 
-// replaceNode puts n in place of a node of the same platform, else appends it.
-func replaceNode(nodes []build.Node, n build.Node) []build.Node {
+// replaceNode puts n in place of a node of the same platform that
+// replaceable accepts, else appends it (a duplicate is then refused by
+// build.AssignNodes).
+func replaceNode(nodes []build.Node, n build.Node, replaceable func(build.Node) bool) []build.Node {
 	k := build.FormatNodePlatform(n.Platform)
 	for i, m := range nodes {
-		if build.FormatNodePlatform(m.Platform) == k && m.Builder.Source != build.SourceNode {
+		if build.FormatNodePlatform(m.Platform) == k && replaceable(m) {
 			nodes[i] = n
 			return nodes
 		}
 	}
 	return append(nodes, n)
 }
+
+// fromInstance accepts the nodes of a buildx instance: a builders file
+// entry replaces them.
+func fromInstance(n build.Node) bool { return strings.HasPrefix(n.Builder.Addr, buildx.AddrScheme) }
+
+// notFromFlag accepts the nodes of a buildx instance or a builders file: a
+// --node replaces them.
+func notFromFlag(n build.Node) bool { return n.Builder.Source != build.SourceNode }
 
 // parseNode reads a --node value, PLATFORM=ADDR. A tcp:// node gets tls
 // (the global --tls* flags); other schemes take no TLS settings.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/internal/buildtest"
-	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/lint"
 )
 
@@ -28,15 +27,7 @@ FROM final-${TARGETOS}
 // (it is a Linux daemon, so a RUN in the Windows stage stays refused).
 func TestBuildNodesE2E(t *testing.T) {
 	start := time.Now()
-	reg := regtest.New(t)
-	host := reg.Host()
-	linuxBase, winBase := host+"/base:linux", host+"/nanoserver:ltsc2022"
-	seedNodeBases(t, linuxBase, winBase)
-	ctxDir := t.TempDir()
-	writeFile(t, filepath.Join(ctxDir, "hello.txt"), "hello from every node\n")
-	writeFile(t, filepath.Join(ctxDir, "Dockerfile"), nodesDockerfile)
-	args := []string{"--windows", "ltsc2022", "--windows-base", "ltsc2022=" + winBase, "--build-arg", "LINUX_BASE=" + linuxBase}
-	t.Setenv(build.EnvBuildkitHost, "")
+	host, ctxDir, args := nodesFixture(t, "hello from every node\n")
 
 	t.Run("unmapped platforms", func(t *testing.T) {
 		_, stderr, code := run(t, append([]string{"build", "--node", "linux/amd64=unix:///nonexistent/a.sock",

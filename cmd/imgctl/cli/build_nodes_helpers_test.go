@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	controlapi "github.com/moby/buildkit/api/services/control"
 
+	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/internal/buildtest"
 	"github.com/imgctl/imgctl/internal/regtest"
 )
@@ -79,6 +81,21 @@ func solvedPlatforms(t *testing.T, d *buildtest.Daemon) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// nodesFixture starts a registry with the bases of nodesDockerfile and
+// writes a context for it; args are the build flags that use those bases
+// (without -t and the context). $BUILDKIT_HOST is cleared for the test.
+func nodesFixture(t *testing.T, hello string) (host, ctxDir string, args []string) {
+	t.Helper()
+	host = regtest.New(t).Host()
+	linuxBase, winBase := host+"/base:linux", host+"/nanoserver:ltsc2022"
+	seedNodeBases(t, linuxBase, winBase)
+	ctxDir = t.TempDir()
+	writeFile(t, filepath.Join(ctxDir, "hello.txt"), hello)
+	writeFile(t, filepath.Join(ctxDir, "Dockerfile"), nodesDockerfile)
+	t.Setenv(build.EnvBuildkitHost, "")
+	return host, ctxDir, []string{"--windows", "ltsc2022", "--windows-base", "ltsc2022=" + winBase, "--build-arg", "LINUX_BASE=" + linuxBase}
 }
 
 func seedNodeBases(t *testing.T, linuxRef, winRef string) {
