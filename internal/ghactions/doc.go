@@ -17,6 +17,8 @@ const (
 	EnvActions = "GITHUB_ACTIONS"
 	// EnvStepSummary names the file a step appends its Markdown summary to.
 	EnvStepSummary = "GITHUB_STEP_SUMMARY"
+	// EnvWorkspace is the checkout: annotations name files relative to it.
+	EnvWorkspace = "GITHUB_WORKSPACE"
 )
 
 // InActions reports whether getenv (os.Getenv) says the process runs in a

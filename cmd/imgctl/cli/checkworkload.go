@@ -34,10 +34,12 @@ need a shell. With --image-index, RuntimeClasses that select a
 node.kubernetes.io/windows-build are checked against the index's variants,
 and the image's user is read from its Windows configs. The index applies to
 every container. It exits 0 when there are no errors (warnings allowed), 1
-on errors, and 2 on usage, parse, network or registry errors.`,
+on errors, and 2 on usage, parse, network or registry errors. -o sarif
+prints a SARIF 2.1.0 log for code scanning.`,
 		Example: `  imgctl check-workload deploy/windows.yaml --image-index registry.example.com/app:1.0
   helm template app ./chart | imgctl check-workload - -o json`,
-		Args: cobra.MinimumNArgs(1),
+		Args:        cobra.MinimumNArgs(1),
+		Annotations: map[string]string{sarifCapable: "true"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wo, err := o.options()
 			if err != nil {
@@ -53,9 +55,15 @@ on errors, and 2 on usage, parse, network or registry errors.`,
 				}
 			}
 			rep := kube.CheckWorkloads(objs, wo)
-			if err := printWorkloadReport(cmd.OutOrStdout(), ro.output, rep); err != nil {
+			if ro.output == outputSARIF {
+				err = writeSARIF(cmd.OutOrStdout(), workloadRules, workloadSARIF(rep))
+			} else {
+				err = printWorkloadReport(cmd.OutOrStdout(), ro.output, rep)
+			}
+			if err != nil {
 				return err
 			}
+			ro.githubOutput(cmd).workloads(rep)
 			if !rep.Passed {
 				return ErrCheckFailed
 			}

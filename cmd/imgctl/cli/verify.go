@@ -83,6 +83,7 @@ policy requires them.`,
 			if err := printReport(cmd.OutOrStdout(), ro.output, rep); err != nil {
 				return err
 			}
+			ro.githubOutput(cmd).verified("imgctl verify "+code(f.Ref.String()), snapshotRows(snap), rep)
 			if !rep.Passed {
 				return ErrCheckFailed
 			}
