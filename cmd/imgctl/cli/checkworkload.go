@@ -56,7 +56,7 @@ prints a SARIF 2.1.0 log for code scanning.`,
 			}
 			rep := kube.CheckWorkloads(objs, wo)
 			if ro.output == outputSARIF {
-				err = writeSARIF(cmd.OutOrStdout(), workloadRules, workloadSARIF(rep))
+				err = writeSARIF(cmd.OutOrStdout(), workloadRules, workloadCIFindings(rep))
 			} else {
 				err = printWorkloadReport(cmd.OutOrStdout(), ro.output, rep)
 			}
@@ -147,11 +147,7 @@ func printWorkloadReport(w io.Writer, format string, rep *kube.WorkloadReport) e
 		return writeJSON(w, rep)
 	}
 	for _, f := range rep.Findings {
-		who := f.Object
-		if f.Container != "" {
-			who += " container " + f.Container
-		}
-		fmt.Fprintf(w, "%s:%d: %-7s %s %s: %s\n", f.File, f.Line, f.Severity, f.Rule, who, f.Message)
+		fmt.Fprintf(w, "%s:%d: %-7s %s %s: %s\n", f.File, f.Line, f.Severity, f.Rule, workloadSubject(f), f.Message)
 	}
 	status := "PASSED"
 	if !rep.Passed {
@@ -159,4 +155,13 @@ func printWorkloadReport(w io.Writer, format string, rep *kube.WorkloadReport) e
 	}
 	_, err := fmt.Fprintf(w, "%s: %d error(s), %d finding(s)\n", status, rep.Errors(), len(rep.Findings))
 	return err
+}
+
+// workloadSubject names what a finding is about: Kind/name, and the
+// container when it has one.
+func workloadSubject(f kube.WorkloadFinding) string {
+	if f.Container == "" {
+		return f.Object
+	}
+	return f.Object + " container " + f.Container
 }

@@ -77,25 +77,76 @@ func (g githubOutput) warn(what string, err error) {
 	fmt.Fprintf(g.cmd.ErrOrStderr(), "imgctl: warning: GitHub %s: %v\n", what, err)
 }
 
+// ciFinding is a finding of lint, check-workload or verify as CI output
+// shows it: as an annotation, a summary row or a SARIF result.
+type ciFinding struct {
+	rule, severity string
+	// subject is what the finding is about: a platform, an object and
+	// container; "" for none.
+	subject, message string
+	// file is as the finding names it ("" for none); line is 1-based, 0
+	// for none.
+	file string
+	line int
+}
+
+// text is the finding's message with its subject in front.
+func (f ciFinding) text() string {
+	if f.subject == "" {
+		return f.message
+	}
+	return f.subject + ": " + f.message
+}
+
+func lintCIFindings(findings []lint.Finding) []ciFinding {
+	out := make([]ciFinding, 0, len(findings))
+	for _, f := range findings {
+		out = append(out, ciFinding{rule: f.Rule, severity: f.Severity, subject: f.Platform, message: f.Message, file: f.File, line: f.Line})
+	}
+	return out
+}
+
+func workloadCIFindings(rep *kube.WorkloadReport) []ciFinding {
+	out := make([]ciFinding, 0, len(rep.Findings))
+	for _, f := range rep.Findings {
+		out = append(out, ciFinding{rule: f.Rule, severity: string(f.Severity), subject: workloadSubject(f), message: f.Message, file: f.File, line: f.Line})
+	}
+	return out
+}
+
+func verifyCIFindings(rep *verify.Report) []ciFinding {
+	out := make([]ciFinding, 0, len(rep.Findings))
+	for _, f := range rep.Findings {
+		out = append(out, ciFinding{rule: f.Rule, severity: string(f.Severity), subject: findingWhere(f), message: f.Message})
+	}
+	return out
+}
+
+// findings annotates findings at their file and line and returns the
+// summary's findings section.
+func (g githubOutput) findings(findings []ciFinding) string {
+	anns := make([]ghactions.Annotation, 0, len(findings))
+	rows := make([][]string, 0, len(findings))
+	for _, f := range findings {
+		path := workspacePath(f.file)
+		anns = append(anns, ghactions.Annotation{Level: annotationLevel(f.severity), File: path, Line: f.line, Title: f.rule, Message: f.text()})
+		rows = append(rows, []string{code(f.rule), f.severity, f.text(), fileLine(path, f.line)})
+	}
+	g.annotate(anns)
+	if len(rows) == 0 {
+		return "No findings.\n\n"
+	}
+	return ghactions.Table([]string{"rule", "severity", "message", "location"}, rows)
+}
+
 // lint reports Dockerfile findings: annotations at their file and line,
 // and a summary section with the findings table.
 func (g githubOutput) lint(file string, findings []lint.Finding) {
 	if !g.on {
 		return
 	}
-	var anns []ghactions.Annotation
-	var rows [][]string
-	for _, f := range findings {
-		msg := f.Message
-		if f.Platform != "" {
-			msg = f.Platform + ": " + msg
-		}
-		path := workspacePath(f.File)
-		anns = append(anns, ghactions.Annotation{Level: annotationLevel(f.Severity), File: path, Line: f.Line, Title: f.Rule, Message: msg})
-		rows = append(rows, []string{code(f.Rule), f.Severity, msg, fileLine(path, f.Line)})
-	}
-	g.annotate(anns)
-	g.appendSummary(fmt.Sprintf("### imgctl lint %s\n\n", code(workspacePath(file))) + status(len(findings) == 0, len(findings), len(findings)) + findingsTable(rows))
+	g.appendSummary(fmt.Sprintf("### imgctl lint %s\n\n", code(workspacePath(file))) +
+		status(len(findings) == 0, len(findings), len(findings)) + g.findings(lintCIFindings(findings)))
 }
 
 // workloads reports check-workload findings like lint's.
@@ -103,20 +154,7 @@ func (g githubOutput) workloads(rep *kube.WorkloadReport) {
 	if !g.on {
 		return
 	}
-	var anns []ghactions.Annotation
-	var rows [][]string
-	for _, f := range rep.Findings {
-		who := f.Object
-		if f.Container != "" {
-			who += " container " + f.Container
-		}
-		msg := who + ": " + f.Message
-		path := workspacePath(f.File)
-		anns = append(anns, ghactions.Annotation{Level: annotationLevel(string(f.Severity)), File: path, Line: f.Line, Title: f.Rule, Message: msg})
-		rows = append(rows, []string{code(f.Rule), string(f.Severity), msg, fileLine(path, f.Line)})
-	}
-	g.annotate(anns)
-	g.appendSummary("### imgctl check-workload\n\n" + status(rep.Passed, rep.Errors(), len(rep.Findings)) + findingsTable(rows))
+	g.appendSummary("### imgctl check-workload\n\n" + status(rep.Passed, rep.Errors(), len(rep.Findings)) + g.findings(workloadCIFindings(rep)))
 }
 
 // verified reports what verify found about an index that build, verify,
@@ -163,19 +201,7 @@ func (g githubOutput) verified(title string, rows []row, rep *verify.Report, not
 		b.WriteString("Windows targets: the variant each engine selects\n\n")
 		b.WriteString(ghactions.Table([]string{"target", "build", "engine", "selects", "os.version", "LTSC"}, cells))
 	}
-	var anns []ghactions.Annotation
-	var cells [][]string
-	for _, f := range rep.Findings {
-		where := strings.TrimSpace(f.Platform + " " + shortDigest(f.Digest))
-		msg := f.Message
-		if where != "" {
-			msg = where + ": " + msg
-		}
-		anns = append(anns, ghactions.Annotation{Level: annotationLevel(string(f.Severity)), Title: f.Rule, Message: msg})
-		cells = append(cells, []string{code(f.Rule), string(f.Severity), f.Message, where})
-	}
-	g.annotate(anns)
-	b.WriteString(findingsTable(cells))
+	b.WriteString(g.findings(verifyCIFindings(rep)))
 	g.appendSummary(b.String())
 }
 
@@ -217,14 +243,6 @@ func status(passed bool, errors, findings int) string {
 		s = "**FAILED**"
 	}
 	return fmt.Sprintf("%s: %d error(s), %d finding(s)\n\n", s, errors, findings)
-}
-
-// findingsTable is a summary's findings section.
-func findingsTable(rows [][]string) string {
-	if len(rows) == 0 {
-		return "No findings.\n\n"
-	}
-	return ghactions.Table([]string{"rule", "severity", "message", "location"}, rows)
 }
 
 // annotationLevel maps a finding's severity to the workflow command.

@@ -57,7 +57,7 @@ findings, 2 on usage errors, an unreadable Dockerfile or a registry error.
 				findings = pe.Findings
 			}
 			if ro.output == outputSARIF {
-				err = writeSARIF(cmd.OutOrStdout(), lintRules, lintSARIF(findings))
+				err = writeSARIF(cmd.OutOrStdout(), lintRules, lintCIFindings(findings))
 			} else {
 				err = printFindings(cmd.OutOrStdout(), ro.output, p.File, findings)
 			}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"net/url"
 
 	"github.com/owenrumney/go-sarif/v2/sarif"
 	"github.com/spf13/cobra"
@@ -45,12 +46,6 @@ var (
 // sarifRule is a rule id and its one-line description.
 type sarifRule struct{ id, description string }
 
-// sarifResult is one finding as a SARIF result.
-type sarifResult struct {
-	rule, severity, message, file string
-	line                          int
-}
-
 // checkOutput rejects an -o value the command cannot print: sarif is for
 // the verbs marked sarifCapable only.
 func checkOutput(cmd *cobra.Command, output string) error {
@@ -69,7 +64,7 @@ func checkOutput(cmd *cobra.Command, output string) error {
 // writeSARIF prints a SARIF 2.1.0 log of one run: tool.driver imgctl with
 // imgctl version's version, every rule of the verb, and each finding with
 // its file (relative to the repository) and line.
-func writeSARIF(w io.Writer, rules []sarifRule, results []sarifResult) error {
+func writeSARIF(w io.Writer, rules []sarifRule, findings []ciFinding) error {
 	log, err := sarif.New(sarif.Version210)
 	if err != nil {
 		return err
@@ -81,11 +76,13 @@ func writeSARIF(w io.Writer, rules []sarifRule, results []sarifResult) error {
 	for _, r := range rules {
 		run.AddRule(r.id).WithShortDescription(sarif.NewMultiformatMessageString(r.description))
 	}
-	for _, f := range results {
+	for _, f := range findings {
 		run.AddRule(f.rule) // a rule the list lacks still gets its index
-		res := run.CreateResultForRule(f.rule).WithLevel(sarifLevel(f.severity)).WithMessage(sarif.NewTextMessage(f.message))
+		res := run.CreateResultForRule(f.rule).WithLevel(sarifLevel(f.severity)).WithMessage(sarif.NewTextMessage(f.text()))
 		if path := workspacePath(f.file); path != "" {
-			loc := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(path))
+			// A URI reference: spaces and the like percent-encoded.
+			uri := (&url.URL{Path: path}).String()
+			loc := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(uri))
 			if f.line > 0 {
 				loc.WithRegion(sarif.NewSimpleRegion(f.line, f.line))
 			}
@@ -103,30 +100,4 @@ func sarifLevel(severity string) string {
 		return severity
 	}
 	return "note"
-}
-
-// lintSARIF is lint's findings as SARIF results.
-func lintSARIF(findings []lint.Finding) []sarifResult {
-	out := make([]sarifResult, 0, len(findings))
-	for _, f := range findings {
-		msg := f.Message
-		if f.Platform != "" {
-			msg = f.Platform + ": " + msg
-		}
-		out = append(out, sarifResult{rule: f.Rule, severity: f.Severity, message: msg, file: f.File, line: f.Line})
-	}
-	return out
-}
-
-// workloadSARIF is check-workload's findings as SARIF results.
-func workloadSARIF(rep *kube.WorkloadReport) []sarifResult {
-	out := make([]sarifResult, 0, len(rep.Findings))
-	for _, f := range rep.Findings {
-		who := f.Object
-		if f.Container != "" {
-			who += " container " + f.Container
-		}
-		out = append(out, sarifResult{rule: f.Rule, severity: string(f.Severity), message: who + ": " + f.Message, file: f.File, line: f.Line})
-	}
-	return out
 }

@@ -84,7 +84,7 @@ func decodeSARIF(t *testing.T, out string, rules []string) sarifLog {
 // exit 1 as with text.
 func TestSARIFLint(t *testing.T) {
 	base := t.TempDir()
-	dir := filepath.Join(base, "app")
+	dir := filepath.Join(base, "my app")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestSARIFLint(t *testing.T) {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
 	}
 	l := decodeSARIF(t, out, []string{lint.RuleRunInWindowsStage, lint.RuleInvalidExecForm, lint.RuleShellFormEntrypoint, lint.RuleWindowsBaseRelease})
-	const uri = "app/Dockerfile"
+	const uri = "my%20app/Dockerfile"
 	got := map[string]int{}
 	for _, r := range l.Runs[0].Results {
 		if len(r.Locations) != 1 || r.Locations[0].PhysicalLocation.ArtifactLocation.URI != uri || r.Level != "error" || r.Message.Text == "" {
