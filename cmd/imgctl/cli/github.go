@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,9 +26,10 @@ const githubFlag = "github"
 // and a Markdown step summary appended to $GITHUB_STEP_SUMMARY. The zero
 // value writes nothing.
 type githubOutput struct {
-	cmd *cobra.Command
 	// on is false without --github and outside GitHub Actions.
 	on bool
+	// annotations receives the workflow commands, stderr the warnings.
+	annotations, stderr io.Writer
 	// summary is the step summary file; "" when the runner named none.
 	summary string
 }
@@ -40,7 +42,11 @@ func (o *rootOptions) githubOutput(cmd *cobra.Command) githubOutput {
 	if !o.github {
 		return githubOutput{}
 	}
-	return githubOutput{cmd: cmd, on: true, summary: os.Getenv(ghactions.EnvStepSummary)}
+	g := githubOutput{on: true, annotations: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr(), summary: os.Getenv(ghactions.EnvStepSummary)}
+	if o.output != "text" {
+		g.annotations = cmd.ErrOrStderr()
+	}
+	return g
 }
 
 // annotate writes anns as workflow commands within the per-step limit.
@@ -48,15 +54,11 @@ func (g githubOutput) annotate(anns []ghactions.Annotation) {
 	if !g.on || len(anns) == 0 {
 		return
 	}
-	w := g.cmd.OutOrStdout()
-	if f := g.cmd.Flag("output"); f != nil && f.Value.String() != "text" {
-		w = g.cmd.ErrOrStderr()
-	}
 	seeAlso := "see imgctl's output in the log"
 	if g.summary != "" {
 		seeAlso = "see the step summary"
 	}
-	if err := ghactions.Annotate(w, anns, ghactions.Options{SeeAlso: seeAlso}); err != nil {
+	if err := ghactions.Annotate(g.annotations, anns, ghactions.Options{SeeAlso: seeAlso}); err != nil {
 		g.warn("annotations", err)
 	}
 }
@@ -74,7 +76,7 @@ func (g githubOutput) appendSummary(markdown string) {
 }
 
 func (g githubOutput) warn(what string, err error) {
-	fmt.Fprintf(g.cmd.ErrOrStderr(), "imgctl: warning: GitHub %s: %v\n", what, err)
+	fmt.Fprintf(g.stderr, "imgctl: warning: GitHub %s: %v\n", what, err)
 }
 
 // ciFinding is a finding of lint, check-workload or verify as CI output

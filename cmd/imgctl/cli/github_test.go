@@ -174,6 +174,15 @@ func TestGitHubVerify(t *testing.T) {
 		}
 	}
 
+	// A step summary that cannot be written is a warning: the exit code
+	// stays the check's.
+	t.Setenv(ghactions.EnvStepSummary, t.TempDir())
+	_, errOut, code = run(t, "verify", ref, "--github", "--target", "ltsc2022,ltsc2025")
+	if code != ExitFailed || !strings.Contains(errOut, "imgctl: warning: GitHub step summary:") {
+		t.Errorf("unwritable step summary: exit %d, want 1 with a warning\n%s", code, errOut)
+	}
+	t.Setenv(ghactions.EnvStepSummary, path)
+
 	// Without --github and outside Actions: nothing.
 	t.Setenv(ghactions.EnvActions, "")
 	out, errOut, _ = run(t, "verify", ref, "--target", "ltsc2022,ltsc2025")
