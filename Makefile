@@ -4,7 +4,7 @@ GO       ?= go
 BIN      := bin
 PKGS     := ./...
 
-.PHONY: all build buildkitd registry deps test lint fmt-check vet fmt bench demo clean
+.PHONY: all build buildkitd registry deps test lint fmt-check vet fmt bench demo clean actionlint
 
 all: build
 
@@ -35,6 +35,12 @@ test: deps buildkitd registry
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	cd examples/hello && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd internal/workflows && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# actionlint (the version internal/workflows pins, its own module) on the
+# workflows; internal/workflows' tests also lint action.yml and run its scripts.
+actionlint:
+	$(GO) -C internal/workflows tool actionlint
 
 lint: fmt-check vet
 
