@@ -4,7 +4,7 @@ GO       ?= go
 BIN      := bin
 PKGS     := ./...
 
-.PHONY: all build buildkitd registry deps test lint fmt-check vet fmt bench demo clean actionlint
+.PHONY: all build buildkitd registry deps test lint fmt-check vet fmt bench demo demo-lifecycle clean actionlint release release-dry-run
 
 all: build
 
@@ -59,8 +59,30 @@ bench: buildkitd
 demo: deps buildkitd build
 	$(GO) run ./internal/demo
 
+# The life of one image: build, sign, promote, Patch Tuesday, bases,
+# rebase, verify --nodes, sign and promote again (README "The lifecycle demo").
+demo-lifecycle: deps buildkitd
+	$(GO) run ./internal/demo/lifecycle
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist
+
+# Releases are made by imgctl itself (internal/release, run by
+# internal/tools/release): imgctl cross-compiled for linux/amd64,
+# linux/arm64, windows/amd64 and darwin/arm64 with VERSION stamped in,
+# dist/imgctl_<version>_<os>_<arch>.tar.gz (.zip for Windows),
+# dist/checksums.txt, imgctl's own image (release/Dockerfile) built with
+# imgctl build, verified, signed, and dist/RELEASE_NOTES.md.
+# `make release` needs IMAGE_REPOSITORY, BUILDKIT_HOST, COSIGN_KEY and
+# COSIGN_PASSWORD (see .github/workflows/release.yml); the dry run needs
+# none of them: an in-process registry, synthetic bases, bin/buildkitd and
+# a throw-away key.
+VERSION ?= $(shell git describe --tags --always --dirty)
+release:
+	$(GO) run ./internal/tools/release -version $(VERSION)
+
+release-dry-run: deps buildkitd
+	$(GO) run ./internal/tools/release -dry-run -version $(VERSION)
 
 # Fuzz every target for FUZZTIME each, on one worker (the seed corpora under
 # testdata/fuzz run with every `go test`).

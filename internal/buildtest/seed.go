@@ -33,15 +33,29 @@ func (b Bases) BuildArgs(windows ...string) map[string]string {
 // SeedBases builds the base images and pushes them to registryHost
 // (host:port, plain HTTP on loopback), returning their references.
 func SeedBases(registryHost string) (Bases, error) {
-	b := Bases{
-		Golang:         registryHost + "/golang:1.26",
-		Distroless:     registryHost + "/distroless/static:nonroot",
-		Nanoserver2022: registryHost + "/nanoserver:ltsc2022",
-		Nanoserver2025: registryHost + "/nanoserver:ltsc2025",
+	b, err := SeedRuntimeBases(registryHost)
+	if err != nil {
+		return Bases{}, err
 	}
+	b.Golang = registryHost + "/golang:1.26"
 	golang, err := GolangImage()
 	if err != nil {
 		return Bases{}, err
+	}
+	if err := push(b.Golang, golang); err != nil {
+		return Bases{}, err
+	}
+	return b, nil
+}
+
+// SeedRuntimeBases pushes the bases an image of prebuilt binaries needs,
+// the distroless-like and nanoserver-like ones, without the golang image
+// (Bases.Golang stays empty): what SeedBases pushes but the toolchain.
+func SeedRuntimeBases(registryHost string) (Bases, error) {
+	b := Bases{
+		Distroless:     registryHost + "/distroless/static:nonroot",
+		Nanoserver2022: registryHost + "/nanoserver:ltsc2022",
+		Nanoserver2025: registryHost + "/nanoserver:ltsc2025",
 	}
 	distroless, err := distrolessIndex()
 	if err != nil {
@@ -58,7 +72,7 @@ func SeedBases(registryHost string) (Bases, error) {
 	for _, p := range []struct {
 		ref string
 		x   remote.Taggable
-	}{{b.Golang, golang}, {b.Distroless, distroless}, {b.Nanoserver2022, ns2022}, {b.Nanoserver2025, ns2025}} {
+	}{{b.Distroless, distroless}, {b.Nanoserver2022, ns2022}, {b.Nanoserver2025, ns2025}} {
 		if err := push(p.ref, p.x); err != nil {
 			return Bases{}, err
 		}

@@ -4,17 +4,14 @@ import (
 	"context"
 	"crypto"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sigstore/cosign/v2/pkg/cosign"
 	"github.com/sigstore/cosign/v3/cmd/cosign/cli/options"
 	cosignverify "github.com/sigstore/cosign/v3/cmd/cosign/cli/verify"
@@ -28,22 +25,14 @@ import (
 
 // buildKitBuildType is the buildDefinition.buildType of the SLSA v1
 // provenance BuildKit v0.34 writes.
-const buildKitBuildType = "https://github.com/moby/buildkit/blob/master/docs/attestations/slsa-definitions.md"
+const buildKitBuildType = buildtest.BuildKitBuildType
 
 // chainPolicy is a policy for the index examples/hello builds: both LTSC
 // targets, and per image provenance from the given builders, and an SBOM
 // when sbom is set; keys when given.
 func chainPolicy(t *testing.T, sbom bool, keys []string, builders ...string) string {
 	t.Helper()
-	doc := "targets: [ltsc2022, ltsc2025]\nsupplyChain:\n  - platforms: [\"*\"]\n    provenance: true\n    builders:\n"
-	for _, b := range builders {
-		doc += "      - " + b + "\n"
-	}
-	doc += "    sbom: " + strconv.FormatBool(sbom) + "\n"
-	if len(keys) > 0 {
-		doc += "    keys: [" + strings.Join(keys, ", ") + "]\n"
-	}
-	return writePolicy(t, doc)
+	return writePolicy(t, buildtest.SupplyChainPolicy(sbom, keys, builders...))
 }
 
 // supplyChain is the supply chain end to end on a real build: a build of
@@ -74,7 +63,7 @@ func (e *e2e) supplyChain(t *testing.T) {
 
 	// verify reads each attestation back: BuildKit's provenance and SBOM
 	// meet the policy; a policy trusting another builder does not.
-	buildkit := "buildType: " + buildKitBuildType
+	buildkit := buildtest.BuildKitBuilder
 	if out, errOut, code := run(t, "verify", tag, "--policy", chainPolicy(t, true, nil, buildkit)); code != 0 {
 		t.Fatalf("verify --policy: exit %d\n%s%s", code, out, errOut)
 	}
@@ -120,12 +109,7 @@ func (e *e2e) supplyChain(t *testing.T) {
 	checkCosign(ctx, t, relRef.Context(), digests, pub)
 
 	// The next Patch Tuesday: a new ltsc2025 revision under the same tag.
-	next := nextRevision(t, buildtest.OSVersionLTSC2025)
-	ns, err := buildtest.NanoserverLike(next)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(e.ref(t, e.bases.Nanoserver2025), ns); err != nil {
+	if _, err := buildtest.PushNextRevision(e.bases.Nanoserver2025, buildtest.OSVersionLTSC2025); err != nil {
 		t.Fatal(err)
 	}
 	if out, errOut, code := run(t, "bases", tag); code != ExitFailed {
@@ -167,8 +151,7 @@ func (e *e2e) supplyChain(t *testing.T) {
 	if out, errOut, code := run(t, "sign", rebased, "--key", key, "--attestations"); code != 0 {
 		t.Fatalf("sign the rebased index: exit %d\n%s%s", code, out, errOut)
 	}
-	rebaseTrusted := chainPolicy(t, false, []string{pub}, buildkit,
-		"{builderId: \""+rebase.DefaultBuilderID+"\", buildType: \""+rebase.BuildType+"\"}")
+	rebaseTrusted := chainPolicy(t, false, []string{pub}, buildkit, buildtest.RebaseBuilder)
 	release2 := prod.Host() + "/release/hello:1.1"
 	if out, errOut, code := run(t, "promote", "--policy", chainPolicy(t, true, []string{pub}, buildkit, "buildType: "+rebase.BuildType), rebased, release2); code != ExitFailed || !strings.Contains(out, "missing-sbom") {
 		t.Errorf("promote of the rebased index under a policy requiring SBOMs: exit %d, want 1 with missing-sbom\n%s%s", code, out, errOut)
@@ -223,16 +206,4 @@ func checkCosign(ctx context.Context, t *testing.T, repo name.Repository, digest
 			t.Errorf("cosign v3 verify %s: %v", ref, err)
 		}
 	}
-}
-
-// nextRevision is osVersion with its revision one higher: the same build's
-// next monthly update.
-func nextRevision(t *testing.T, osVersion string) string {
-	t.Helper()
-	i := strings.LastIndex(osVersion, ".")
-	rev, err := strconv.Atoi(osVersion[i+1:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("%s.%d", osVersion[:i], rev+1)
 }

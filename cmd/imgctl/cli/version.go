@@ -16,16 +16,29 @@ var versionDeps = []string{
 	"github.com/sigstore/cosign/v2",
 }
 
+// What the release stamps into the binary at link time (make release passes
+// them with go build -ldflags "-X ..."; see internal/release). The linker's
+// -X sets only package-level string variables, so these three are the one
+// exception to "no globals"; nothing assigns them at run time. Empty means
+// "not stamped": the values then come from debug.BuildInfo.
+var (
+	stampedVersion  string
+	stampedRevision string
+	stampedTime     string
+)
+
 // VersionInfo is what imgctl version prints; its JSON field names are part
 // of the CLI contract.
 type VersionInfo struct {
-	// Version is the main module's version: a release tag for go install
-	// ...@vX, "(devel)" for a build from a checkout.
+	// Version is the version the release stamped, else the main module's
+	// version: a release tag for go install ...@vX, "(devel)" or a Go
+	// pseudo-version for a build from a checkout.
 	Version string `json:"version"`
-	// Revision is the VCS commit the binary was built from; "" when the
-	// build recorded none (go test, -buildvcs=false).
+	// Revision is the VCS commit the binary was built from (as stamped, or
+	// as go build recorded it); "" when there is none (go test,
+	// -buildvcs=false).
 	Revision string `json:"revision"`
-	// Time is the commit time (RFC 3339), or "".
+	// Time is the commit time (RFC 3339, as stamped or recorded), or "".
 	Time string `json:"time"`
 	// Modified is true when the work tree had uncommitted changes.
 	Modified bool `json:"modified"`
@@ -76,7 +89,34 @@ func readVersionInfo() (VersionInfo, error) {
 		}
 		v.Dependencies = append(v.Dependencies, mv)
 	}
+	applyStamp(&v, stampedVersion, stampedRevision, stampedTime)
 	return v, nil
+}
+
+// stampPackage is the import path whose variables StampLDFlags sets.
+const stampPackage = "github.com/imgctl/imgctl/cmd/imgctl/cli"
+
+// StampLDFlags returns the go build -ldflags value that stamps version,
+// revision and time (RFC 3339) into imgctl, and strips the symbol table
+// and DWARF (-s -w), as a release binary is built. imgctl version then
+// reports the stamped values.
+func StampLDFlags(version, revision, time string) string {
+	return fmt.Sprintf("-s -w -X '%[1]s.stampedVersion=%[2]s' -X '%[1]s.stampedRevision=%[3]s' -X '%[1]s.stampedTime=%[4]s'",
+		stampPackage, version, revision, time)
+}
+
+// applyStamp puts what the release stamped over what the build recorded;
+// an empty value leaves the recorded one.
+func applyStamp(v *VersionInfo, version, revision, time string) {
+	if version != "" {
+		v.Version = version
+	}
+	if revision != "" {
+		v.Revision = revision
+	}
+	if time != "" {
+		v.Time = time
+	}
 }
 
 // imgctlVersion is imgctl's version as provenance records it: the module
@@ -102,8 +142,8 @@ func newVersionCmd(ro *rootOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print imgctl's version and the BuildKit, go-containerregistry and cosign versions it is built with",
-		Long: `version prints the module version, the VCS revision and time the binary was
-built from, the Go version, and the versions of github.com/moby/buildkit,
+		Long: `version prints the version, the VCS revision and commit time the binary was
+built from (as a release stamped them, else as go build recorded them), the Go version, and the versions of github.com/moby/buildkit,
 github.com/google/go-containerregistry and github.com/sigstore/cosign/v2 that
 are linked in. -o json prints {"version", "revision", "time", "modified", "go",
 "dependencies": [{"path", "version"}]}.`,

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/imgctl/imgctl/cmd/imgctl/cli"
+)
+
+// imgctl runs the CLI in process, as the binary runs it, showing the
+// command line (temporary and module paths made relative) and its output.
+// It returns the exit code.
+func (s *story) imgctl(args ...string) int {
+	fmt.Fprintf(s.w, "\n$ imgctl %s\n", s.display.Replace(strings.Join(args, " ")))
+	return cli.Execute(s.ctx, args, strings.NewReader(password+"\n"), s.w, s.w)
+}
+
+// expect runs imgctl and fails unless it exits want.
+func (s *story) expect(want int, args ...string) error {
+	if code := s.imgctl(args...); code != want {
+		return fmt.Errorf("imgctl %s exited %d, want %d", args[0], code, want)
+	}
+	return nil
+}
+
+// query runs imgctl with -o json without showing it and returns its
+// output; it fails unless imgctl exits 0.
+func (s *story) query(args ...string) ([]byte, error) {
+	var out, errOut bytes.Buffer
+	if code := cli.Execute(s.ctx, append(args, "-o", "json"), strings.NewReader(""), &out, &errOut); code != 0 {
+		return nil, fmt.Errorf("imgctl %s exited %d: %s%s", strings.Join(args, " "), code, out.String(), errOut.String())
+	}
+	return out.Bytes(), nil
+}
+
+// queryJSON is query decoding the output into v.
+func (s *story) queryJSON(v any, args ...string) error {
+	out, err := s.query(args...)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		return fmt.Errorf("decoding imgctl %s -o json: %w", args[0], err)
+	}
+	return nil
+}

@@ -1,0 +1,9 @@
+// Package release makes an imgctl release with imgctl itself: it
+// cross-compiles imgctl for every release platform with the version
+// stamped in, packs the archives and checksums.txt that the install action
+// downloads, builds imgctl's own multi-platform image (Linux on distroless,
+// Windows on nanoserver ltsc2022 and ltsc2025) with imgctl build, gates it
+// with imgctl verify, signs it with imgctl sign and writes the release
+// notes from imgctl inspect and verify. The real release and the dry run
+// (make release-dry-run) run the same Run; only the Config differs.
+package release

@@ -1,0 +1,216 @@
+package release
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/cmd/imgctl/cli"
+)
+
+// Windows releases the image has a variant for, and the Linux platforms it
+// must have: the gate's --target and --require-platform.
+const (
+	windowsReleases = "ltsc2022,ltsc2025"
+	linuxPlatforms  = "linux/amd64,linux/arm64"
+)
+
+// Config is what differs between the real release and the dry run.
+type Config struct {
+	// Root is the module root: the source that is compiled, and
+	// release/Dockerfile.
+	Root string
+	// Dist is the output directory; Run empties it first.
+	Dist string
+	// Stamp is the version, revision and time stamped into the binaries.
+	Stamp Stamp
+	// Repository is where the image goes, e.g. registry.example.com/imgctl;
+	// it is tagged with Stamp.Version.
+	Repository string
+	// Builder is the BuildKit address; "" means $BUILDKIT_HOST.
+	Builder string
+	// LinuxBase is the base of the Linux variants (distroless static).
+	LinuxBase string
+	// WindowsBases map each Windows release (ltsc2022, ltsc2025) to its
+	// base (nanoserver).
+	WindowsBases map[string]string
+	// Key is the cosign private key file; its password comes from
+	// COSIGN_PASSWORD.
+	Key string
+	// PublicKey, when set, is the key imgctl verify checks the new
+	// signatures with.
+	PublicKey string
+	// Log receives the progress of every step and imgctl's own output;
+	// nil discards them.
+	Log io.Writer
+}
+
+// Result is what a release produced.
+type Result struct {
+	// Archives are the archive files' names in Dist, in Targets order.
+	Archives []string
+	// Image is the image reference by digest.
+	Image string
+}
+
+// Run makes the release: binaries, archives, checksums.txt, the image
+// (lint, build, verify, sign, verify the signature) and RELEASE_NOTES.md,
+// all in Dist.
+func Run(ctx context.Context, c Config) (Result, error) {
+	var res Result
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	if c.Dist == "" || filepath.Clean(c.Dist) == filepath.Clean(c.Root) {
+		return res, fmt.Errorf("refusing to empty %q as the output directory", c.Dist)
+	}
+	modTime, err := time.Parse(time.RFC3339, c.Stamp.Time)
+	if err != nil {
+		return res, fmt.Errorf("stamp time %q: want RFC 3339: %w", c.Stamp.Time, err)
+	}
+	if err := os.RemoveAll(c.Dist); err != nil {
+		return res, err
+	}
+	bins := filepath.Join(c.Dist, "bin")
+	for _, t := range Targets() {
+		step(c.Log, "go build %s", t)
+		bin, err := Compile(ctx, c.Root, bins, t, c.Stamp)
+		if err != nil {
+			return res, err
+		}
+		if t.OS == runtime.GOOS && t.Arch == runtime.GOARCH {
+			if err := CheckVersion(ctx, bin, c.Stamp); err != nil {
+				return res, err
+			}
+		}
+		name := ArchiveName(c.Stamp.Version, t)
+		files := []ArchiveFile{{Name: t.Binary(), Path: bin, Mode: 0o755}, {Name: "README.md", Path: filepath.Join(c.Root, "README.md"), Mode: 0o644}}
+		if err := WriteArchive(filepath.Join(c.Dist, name), files, modTime); err != nil {
+			return res, err
+		}
+		res.Archives = append(res.Archives, name)
+	}
+	if err := WriteChecksums(c.Dist, res.Archives); err != nil {
+		return res, err
+	}
+	if res.Image, err = c.image(ctx, bins); err != nil {
+		return res, err
+	}
+	return res, c.notes(ctx, res)
+}
+
+// image builds, verifies and signs the image from the binaries in bins,
+// returning it by digest.
+func (c Config) image(ctx context.Context, bins string) (string, error) {
+	tag := c.Repository + ":" + c.Stamp.Version
+	dockerfile := filepath.Join(c.Root, "release", "Dockerfile")
+	variant := []string{"-f", dockerfile, "--windows", windowsReleases,
+		"--build-arg", "LINUX_BASE=" + c.LinuxBase, "--build-arg", "VERSION=" + c.Stamp.Version,
+		"--build-arg", "REVISION=" + c.Stamp.Revision}
+	if len(c.WindowsBases) > 0 {
+		variant = append(variant, "--windows-base", joinMap(c.WindowsBases))
+	}
+	if _, err := c.imgctl(ctx, append(append([]string{"lint"}, variant...), bins)...); err != nil {
+		return "", err
+	}
+	meta := filepath.Join(c.Dist, "build-metadata.json")
+	args := append([]string{"build", "--progress", "plain", "-t", tag, "--metadata-file", meta}, variant...)
+	if c.Builder != "" {
+		args = append(args, "--builder", c.Builder)
+	}
+	if _, err := c.imgctl(ctx, append(args, bins)...); err != nil {
+		return "", err
+	}
+	digest, err := indexDigest(meta)
+	if err != nil {
+		return "", err
+	}
+	ref := tag + "@" + digest
+	gate := []string{"verify", ref, "--target", windowsReleases, "--require-platform", linuxPlatforms, "--run-as-non-root"}
+	if _, err := c.imgctl(ctx, gate...); err != nil {
+		return "", err
+	}
+	if _, err := c.imgctl(ctx, "sign", ref, "--key", c.Key, "--attestations"); err != nil {
+		return "", err
+	}
+	return ref, nil
+}
+
+// notes writes RELEASE_NOTES.md from imgctl inspect -o json and verify -o
+// json of the image (with the signature check when there is a public key).
+func (c Config) notes(ctx context.Context, res Result) error {
+	index, err := c.imgctl(ctx, "inspect", res.Image, "-o", "json")
+	if err != nil {
+		return err
+	}
+	args := []string{"verify", res.Image, "--target", windowsReleases, "--require-platform", linuxPlatforms, "--run-as-non-root", "-o", "json"}
+	if c.PublicKey != "" {
+		args = append(args, "--key", c.PublicKey)
+	}
+	report, err := c.imgctl(ctx, args...)
+	if err != nil {
+		return err
+	}
+	n := Notes{Version: c.Stamp.Version, Image: res.Image, Index: index, Verify: report, Archives: res.Archives, Signed: c.PublicKey != ""}
+	var b bytes.Buffer
+	if err := n.Write(&b); err != nil {
+		return err
+	}
+	step(c.Log, "%s", NotesName)
+	_, _ = c.Log.Write(b.Bytes())
+	return os.WriteFile(filepath.Join(c.Dist, NotesName), b.Bytes(), 0o644)
+}
+
+// imgctl runs one imgctl command in process, as the imgctl binary would,
+// and returns its stdout, which it also copies to the log. Any exit code
+// but 0 is an error.
+func (c Config) imgctl(ctx context.Context, args ...string) ([]byte, error) {
+	step(c.Log, "imgctl %s", strings.Join(args, " "))
+	var out bytes.Buffer
+	code := cli.Execute(ctx, args, os.Stdin, io.MultiWriter(&out, c.Log), c.Log)
+	if code != cli.ExitOK {
+		return nil, fmt.Errorf("imgctl %s: exit %d", args[0], code)
+	}
+	return out.Bytes(), nil
+}
+
+// indexDigest reads the index digest from imgctl build's metadata file.
+func indexDigest(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var m build.Metadata
+	if err := json.Unmarshal(b, &m); err != nil {
+		return "", fmt.Errorf("reading %s: %w", filepath.Base(path), err)
+	}
+	if m.Index.Digest == "" {
+		return "", errors.New("imgctl build's metadata names no index digest")
+	}
+	return m.Index.Digest, nil
+}
+
+func joinMap(m map[string]string) string {
+	var kv []string
+	for k, v := range m {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, ",")
+}
+
+// step logs the start of a step with the time of day, which times the
+// steps in CI logs.
+func step(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "\n== %s "+format+"\n", append([]any{time.Now().UTC().Format(time.TimeOnly)}, args...)...)
+}
