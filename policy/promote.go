@@ -49,6 +49,9 @@ type Promotion struct {
 	Source name.Digest
 	Target name.Tag
 	Report *verify.Report
+	// Snapshot is what the gate read of Source: its children's manifests
+	// and configs; nil when promote failed before reading them.
+	Snapshot *snapshot.Snapshot
 	// Pushed is false when refused and when Target already pointed at
 	// Source; the signatures may then still have been copied (Signatures).
 	Pushed bool
@@ -96,6 +99,7 @@ func (g *Gate) Promote(ctx context.Context, src name.Reference, dst name.Tag, o 
 	if err != nil {
 		return pr, fmt.Errorf("%s: %w", pr.Source, err)
 	}
+	pr.Snapshot = snap
 	rep, err := g.Check(ctx, src.String(), src.Context(), snap)
 	if err != nil {
 		return pr, err

@@ -19,6 +19,11 @@ const (
 // them.
 var valuePackages = []string{"platform", "snapshot"}
 
+// outputFormats write what CI systems read (GitHub's workflow commands
+// and step summary, the SARIF schema check): the CLI turns findings into
+// their terms, so they import nothing of imgctl.
+var outputFormats = []string{"internal/ghactions", "internal/sariftest"}
+
 // harnesses are test harnesses, benchmarks and examples: they stand up
 // registries and count requests, so they may speak HTTP.
 var harnesses = []string{"internal/regtest", "internal/disttest", "internal/buildtest", "internal/depcheck", "bench", "examples"}
@@ -35,6 +40,7 @@ func rules() []Rule {
 		{"lint imports only value packages", ImportsOnly(module, is("lint"), valuePackages...)},
 		{"kube imports only value packages and verify", ImportsOnly(module, is("kube"), append(valuePackages, "verify")...)},
 		{"build/buildx imports only build and value packages", ImportsOnly(module, is("build/buildx"), append(valuePackages, "build")...)},
+		{"output formats import nothing of imgctl", ImportsOnly(module, is(outputFormats...))},
 		{"only registry speaks HTTP", NoneOutside(httpAllowed, "net/http", ggcrTransport)},
 		{"only registry builds remote options, pullers and pushers", NoneOutside(httpAllowed,
 			ggcrRemote+".With*", ggcrRemote+".NewPuller", ggcrRemote+".NewPusher")},
@@ -86,6 +92,7 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"snapshot", module + "/platform", "value packages import nothing of imgctl", false},
 		{"verify", module + "/index", "verify imports only value packages", false},
 		{"kube", module + "/registry", "kube imports only value packages and verify", false},
+		{"internal/ghactions", module + "/verify", "output formats import nothing of imgctl", false},
 		{"index", "net/http", "only registry speaks HTTP", false},
 		{"sign", ggcrTransport, "only registry speaks HTTP", false},
 		{"policy", ggcrRemote + ".WithAuthFromKeychain", "only registry builds remote options, pullers and pushers", true},

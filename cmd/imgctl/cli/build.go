@@ -213,6 +213,7 @@ func (o *buildOptions) run(cmd *cobra.Command, ro *rootOptions, contextDir strin
 		if perr := printFindings(cmd.OutOrStdout(), ro.output, pe.Findings[0].File, pe.Findings); perr != nil {
 			return perr
 		}
+		ro.githubOutput(cmd).lint(pe.Findings[0].File, pe.Findings)
 		return ErrCheckFailed
 	}
 	if err != nil {
@@ -252,6 +253,7 @@ func (o *buildOptions) report(cmd *cobra.Command, ro *rootOptions, bo build.Opti
 			err = printReport(w, "text", rep)
 		}
 	}
+	ro.githubOutput(cmd).verified("imgctl build "+code(res.Index.Tag.String()), metadataRows(meta), rep)
 	if err == nil && rep != nil && !rep.Passed {
 		return ErrCheckFailed
 	}

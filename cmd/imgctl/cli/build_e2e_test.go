@@ -14,11 +14,18 @@ import (
 
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/internal/ghactions"
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/lint"
+	"github.com/imgctl/imgctl/platform"
 )
 
 func TestMain(m *testing.M) {
+	// Tests that run inside GitHub Actions must not all turn on its
+	// output: the tests of github.go turn it on themselves.
+	for _, k := range []string{ghactions.EnvActions, ghactions.EnvStepSummary, ghactions.EnvWorkspace} {
+		os.Unsetenv(k)
+	}
 	code := m.Run()
 	if err := buildtest.RemoveLayerCache(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -70,8 +77,9 @@ func TestBuildE2E(t *testing.T) {
 	e.daemon = buildtest.New(t, buildtest.Options{InsecureRegistries: []string{host}})
 	e.tag = host + "/hello:1"
 	metaFile := filepath.Join(t.TempDir(), "build.json")
+	summary, earlier := stepSummary(t)
 	buildStart := time.Now()
-	out, stderr, code := run(t, append([]string{"build", "--builder", e.daemon.Addr, "--progress", "plain",
+	out, stderr, code := run(t, append([]string{"build", "--builder", e.daemon.Addr, "--progress", "plain", "--github",
 		"-t", e.tag, "--metadata-file", metaFile, "--build-arg", "VERSION=e2e"}, append(e.baseArgs, e.hello)...)...)
 	t.Logf("full build took %s", time.Since(buildStart).Round(time.Millisecond))
 	if code != 0 {
@@ -98,6 +106,22 @@ func TestBuildE2E(t *testing.T) {
 		}
 	})
 	t.Run("metadata", e.checkMetadata)
+	t.Run("GitHub step summary", func(t *testing.T) {
+		sum := readSummary(t, summary, earlier)
+		want := []string{"### imgctl build `" + e.tag + "`", "**PASSED**", "| ltsc2025 | 26100 | containerd | `sha256:"}
+		for _, p := range e.meta.Platforms {
+			osv, ltsc := "-", "-"
+			if p.OSVersion != "" {
+				osv, ltsc = p.OSVersion, platform.ReleaseName(p.OSVersion)
+			}
+			want = append(want, fmt.Sprintf("| %s | %s | %s | `%s` |", p.Platform, osv, ltsc, p.Digest))
+		}
+		for _, w := range want {
+			if !strings.Contains(sum, w) {
+				t.Errorf("step summary lacks %q:\n%s", w, sum)
+			}
+		}
+	})
 	t.Run("default provenance per image", e.checkProvenance)
 	t.Run("buildx reads the provenance", e.buildxReadsProvenance)
 	t.Run("existing tag refused", e.existingTag)

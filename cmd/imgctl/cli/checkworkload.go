@@ -34,10 +34,12 @@ need a shell. With --image-index, RuntimeClasses that select a
 node.kubernetes.io/windows-build are checked against the index's variants,
 and the image's user is read from its Windows configs. The index applies to
 every container. It exits 0 when there are no errors (warnings allowed), 1
-on errors, and 2 on usage, parse, network or registry errors.`,
+on errors, and 2 on usage, parse, network or registry errors. -o sarif
+prints a SARIF 2.1.0 log for code scanning.`,
 		Example: `  imgctl check-workload deploy/windows.yaml --image-index registry.example.com/app:1.0
   helm template app ./chart | imgctl check-workload - -o json`,
-		Args: cobra.MinimumNArgs(1),
+		Args:        cobra.MinimumNArgs(1),
+		Annotations: map[string]string{sarifCapable: "true"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wo, err := o.options()
 			if err != nil {
@@ -53,9 +55,15 @@ on errors, and 2 on usage, parse, network or registry errors.`,
 				}
 			}
 			rep := kube.CheckWorkloads(objs, wo)
-			if err := printWorkloadReport(cmd.OutOrStdout(), ro.output, rep); err != nil {
+			if ro.output == outputSARIF {
+				err = writeSARIF(cmd.OutOrStdout(), workloadRules, workloadCIFindings(rep))
+			} else {
+				err = printWorkloadReport(cmd.OutOrStdout(), ro.output, rep)
+			}
+			if err != nil {
 				return err
 			}
+			ro.githubOutput(cmd).workloads(rep)
 			if !rep.Passed {
 				return ErrCheckFailed
 			}
@@ -139,11 +147,7 @@ func printWorkloadReport(w io.Writer, format string, rep *kube.WorkloadReport) e
 		return writeJSON(w, rep)
 	}
 	for _, f := range rep.Findings {
-		who := f.Object
-		if f.Container != "" {
-			who += " container " + f.Container
-		}
-		fmt.Fprintf(w, "%s:%d: %-7s %s %s: %s\n", f.File, f.Line, f.Severity, f.Rule, who, f.Message)
+		fmt.Fprintf(w, "%s:%d: %-7s %s %s: %s\n", f.File, f.Line, f.Severity, f.Rule, workloadSubject(f), f.Message)
 	}
 	status := "PASSED"
 	if !rep.Passed {
@@ -151,4 +155,13 @@ func printWorkloadReport(w io.Writer, format string, rep *kube.WorkloadReport) e
 	}
 	_, err := fmt.Fprintf(w, "%s: %d error(s), %d finding(s)\n", status, rep.Errors(), len(rep.Findings))
 	return err
+}
+
+// workloadSubject names what a finding is about: Kind/name, and the
+// container when it has one.
+func workloadSubject(f kube.WorkloadFinding) string {
+	if f.Container == "" {
+		return f.Object
+	}
+	return f.Object + " container " + f.Container
 }

@@ -28,11 +28,13 @@ while several --windows releases are built, or whose tag names another release
 (ltsc2019/1809, ltsc2022, ltsc2025, 20H2, 10.0.BUILD...). With --resolve, a base
 whose reference names no release (a digest, or a tag such as latest) is read
 from its registry and its os.version compared. Exit 0 when clean, 1 on
-findings, 2 on usage errors, an unreadable Dockerfile or a registry error.`,
+findings, 2 on usage errors, an unreadable Dockerfile or a registry error.
+-o sarif prints a SARIF 2.1.0 log for code scanning.`,
 		Example: `  imgctl lint examples/hello
   imgctl lint -f build/Dockerfile --windows ltsc2022,ltsc2025 --build-arg VERSION=1.0 -o json .
   imgctl lint --windows ltsc2022,ltsc2025 --windows-base-template reg.example.com/nanoserver:{ltsc} --resolve .`,
-		Args: cobra.MaximumNArgs(1),
+		Args:        cobra.MaximumNArgs(1),
+		Annotations: map[string]string{sarifCapable: "true"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {
@@ -54,9 +56,15 @@ findings, 2 on usage errors, an unreadable Dockerfile or a registry error.`,
 			if pe != nil {
 				findings = pe.Findings
 			}
-			if err := printFindings(cmd.OutOrStdout(), ro.output, p.File, findings); err != nil {
+			if ro.output == outputSARIF {
+				err = writeSARIF(cmd.OutOrStdout(), lintRules, lintCIFindings(findings))
+			} else {
+				err = printFindings(cmd.OutOrStdout(), ro.output, p.File, findings)
+			}
+			if err != nil {
 				return err
 			}
+			ro.githubOutput(cmd).lint(p.File, findings)
 			if len(findings) > 0 {
 				return ErrCheckFailed
 			}

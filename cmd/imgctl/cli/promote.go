@@ -62,6 +62,7 @@ error, also while reading signatures, exits 2.`,
 				if perr := printPromotion(cmd, ro.output, pr, err); perr != nil && err == nil {
 					err = perr
 				}
+				summarizePromotion(ro.githubOutput(cmd), pr, err)
 			}
 			if errors.Is(err, policy.ErrRefused) {
 				return fmt.Errorf("%w (%w)", err, ErrCheckFailed)
@@ -113,4 +114,19 @@ func printPromotion(cmd *cobra.Command, format string, pr *policy.Promotion, err
 	}
 	_, perr := fmt.Fprintf(w, "promoted %s to %s (%d signature tags, %d referrers)\n", pr.Source, pr.Target, pr.Signatures.Tags, pr.Signatures.Referrers)
 	return perr
+}
+
+// summarizePromotion appends the promotion to the GitHub step summary:
+// whether DST was tagged, the source's platforms and the gate's report.
+func summarizePromotion(g githubOutput, pr *policy.Promotion, err error) {
+	note := fmt.Sprintf("Promoted %s to %s.", code(pr.Source.String()), code(pr.Target.String()))
+	switch {
+	case !pr.Report.Passed:
+		note = fmt.Sprintf("Refused: %s is not tagged.", code(pr.Target.String()))
+	case err != nil:
+		note = fmt.Sprintf("Failed: %s is not tagged (%v).", code(pr.Target.String()), err)
+	case !pr.Pushed:
+		note = fmt.Sprintf("%s already points at %s.", code(pr.Target.String()), code(pr.Source.DigestStr()))
+	}
+	g.verified(fmt.Sprintf("imgctl promote %s → %s", code(pr.Source.String()), code(pr.Target.String())), snapshotRows(pr.Snapshot), pr.Report, note)
 }

@@ -109,6 +109,7 @@ func (o *rebaseOptions) run(cmd *cobra.Command, ro *rootOptions, ref string) err
 	if err := o.print(cmd.OutOrStdout(), ro.output, res, rep); err != nil {
 		return err
 	}
+	o.summarize(ro.githubOutput(cmd), res, rep)
 	if rep != nil && !rep.Passed {
 		return ErrCheckFailed
 	}
@@ -148,4 +149,22 @@ func (o *rebaseOptions) print(w io.Writer, format string, res *rebase.Result, re
 		return printReport(w, "text", rep)
 	}
 	return nil
+}
+
+// summarize appends the rebase to the GitHub step summary: what was
+// pushed, the new index's platforms and verify's report of it.
+func (o *rebaseOptions) summarize(g githubOutput, res *rebase.Result, rep *verify.Report) {
+	var notes []string
+	switch {
+	case res.Index == nil:
+		notes = append(notes, "Every variant is current: nothing pushed.")
+	case o.dryRun:
+		notes = append(notes, fmt.Sprintf("Dry run: %s would be %s; nothing pushed.", code(res.Tag), code(res.Index.Digest.String())))
+	case !res.Pushed:
+		notes = append(notes, fmt.Sprintf("%s already points at %s: nothing pushed.", code(res.Tag), code(res.Index.Digest.String())))
+	default:
+		notes = append(notes, fmt.Sprintf("Pushed %s at %s.", code(res.Tag), code(res.Index.Digest.String())))
+	}
+	notes = append(notes, res.Notes...)
+	g.verified(fmt.Sprintf("imgctl rebase %s → %s", code(res.Ref), code(res.Tag)), snapshotRows(res.Snapshot()), rep, notes...)
 }

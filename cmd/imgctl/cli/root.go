@@ -9,8 +9,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/imgctl/imgctl/internal/ghactions"
 )
 
 // Exit codes of the CLI contract.
@@ -31,7 +34,10 @@ type rootOptions struct {
 	output   string
 	insecure bool
 	verbose  bool
-	stdin    io.Reader
+	// github turns on GitHub Actions output (github.go): set by --github,
+	// else by GITHUB_ACTIONS=true.
+	github bool
+	stdin  io.Reader
 }
 
 // NewRootCmd builds a fresh imgctl command tree.
@@ -43,15 +49,16 @@ func NewRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if o.output != "text" && o.output != "json" {
-				return fmt.Errorf("%w: --output must be text or json, not %q", ErrUsage, o.output)
+			if !cmd.Flags().Changed(githubFlag) {
+				o.github = ghactions.InActions(os.Getenv)
 			}
-			return nil
+			return checkOutput(cmd, o.output)
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return fmt.Errorf("%w: %w", ErrUsage, err) })
 	pf := root.PersistentFlags()
-	pf.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	pf.StringVarP(&o.output, "output", "o", "text", "output format: text or json; sarif for lint and check-workload")
+	pf.BoolVar(&o.github, githubFlag, false, "GitHub Actions output: findings as workflow annotations, a Markdown step summary appended to $GITHUB_STEP_SUMMARY (default true when GITHUB_ACTIONS=true)")
 	pf.BoolVar(&o.insecure, "insecure", false, "allow plain HTTP and unverified TLS for registries that are not on loopback")
 	pf.BoolVarP(&o.verbose, "verbose", "v", false, "log progress and request counts to stderr")
 	root.AddCommand(

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -83,6 +84,7 @@ policy requires them.`,
 			if err := printReport(cmd.OutOrStdout(), ro.output, rep); err != nil {
 				return err
 			}
+			ro.githubOutput(cmd).verified("imgctl verify "+code(f.Ref.String()), snapshotRows(snap), rep)
 			if !rep.Passed {
 				return ErrCheckFailed
 			}
@@ -148,15 +150,18 @@ func printReport(w io.Writer, format string, rep *verify.Report) error {
 		}
 	}
 	for _, f := range rep.Findings {
-		where := ""
-		if f.Platform != "" {
-			where = " " + f.Platform
-		}
-		if f.Digest != "" {
-			where += " " + shortDigest(f.Digest)
+		where := findingWhere(f)
+		if where != "" {
+			where = " " + where
 		}
 		fmt.Fprintf(w, "%-7s %s%s: %s\n", f.Severity, f.Rule, where, f.Message)
 	}
 	_, err := fmt.Fprintf(w, "%d error(s), %d finding(s)\n", len(rep.Errors()), len(rep.Findings))
 	return err
+}
+
+// findingWhere names the entry a finding is about: its platform and short
+// digest, either, or "".
+func findingWhere(f verify.Finding) string {
+	return strings.TrimSpace(f.Platform + " " + shortDigest(f.Digest))
 }
