@@ -29,10 +29,6 @@ type Prepared struct {
 	// (imgctl build: BuildKit pushed it there by digest), so it is neither
 	// checked nor uploaded; Manifest and Blobs may then be empty.
 	Present bool
-	// Fresh says the manifest was made for this run and cannot already be
-	// stored (a provenance statement records its own times), so it is
-	// uploaded without asking the registry first: one HEAD fewer.
-	Fresh bool
 }
 
 // Blob is a blob a Prepared manifest references: either held in memory
@@ -105,7 +101,11 @@ func PublishPrepared(ctx context.Context, target name.Tag, children []Prepared, 
 }
 
 // uploadPrepared makes every child present in repo and marks the entries
-// as in the target, so that finish only PUTs the index.
+// as in the target, so that finish only PUTs the index. A child that is
+// not Present was made by this run (a rebased variant, a provenance
+// statement with its own times) and is absent but for a re-run, where
+// PUTting the same bytes again is harmless; so the target is asked first
+// (one HEAD) only when a blob would be streamed from another registry.
 func (s *session) uploadPrepared(ctx context.Context, repo name.Repository, es []*Entry, by map[v1.Hash]*Prepared) (int, error) {
 	cp := s.rc.Copier(repo)
 	var copied atomic.Int64
@@ -118,7 +118,7 @@ func (s *session) uploadPrepared(ctx context.Context, repo name.Repository, es [
 		}
 		g.Go(func() error {
 			dst := repo.Digest(e.Descriptor.Digest.String())
-			if !p.Fresh {
+			if crossesRegistries(p.Blobs, repo) {
 				got, err := s.rc.Head(gctx, dst)
 				if err != nil || got != nil {
 					return err
@@ -145,6 +145,17 @@ func (s *session) uploadPrepared(ctx context.Context, repo name.Repository, es [
 		e.inTarget = true
 	}
 	return int(copied.Load()), nil
+}
+
+// crossesRegistries reports whether any of blobs would be streamed into
+// repo from another registry.
+func crossesRegistries(blobs []Blob, repo name.Repository) bool {
+	for _, b := range blobs {
+		if b.Data == nil && b.From.RegistryStr() != repo.RegistryStr() {
+			return true
+		}
+	}
+	return false
 }
 
 // preparedBlob uploads an in-memory blob, or mounts or streams a blob from

@@ -68,7 +68,7 @@ func attestationManifest(stmt []byte, subject v1.Descriptor) (index.Prepared, er
 		h := v1.Hash{Algorithm: sd.Digest.Algorithm().String(), Hex: sd.Digest.Encoded()}
 		return index.Blob{Descriptor: v1.Descriptor{MediaType: types.MediaType(sd.MediaType), Digest: h, Size: sd.Size}, Data: data}
 	}
-	return index.Prepared{Descriptor: desc, Manifest: raw, Blobs: []index.Blob{blob(cfgDesc, cfg), blob(layer, stmt)}, Fresh: true}, nil
+	return index.Prepared{Descriptor: desc, Manifest: raw, Blobs: []index.Blob{blob(cfgDesc, cfg), blob(layer, stmt)}}, nil
 }
 
 // provenance writes, for each rebased variant, an attestation manifest

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/index"
@@ -19,9 +20,7 @@ func (s *session) child(ctx context.Context, in *source, v *variant) (index.Prep
 	}
 	if !v.Stale {
 		v.snap = snapEntry{manifest: v.app.manifest, config: appCfg.file}
-		c := prepared(v.desc, v.app, nil, nil)
-		c.From = in.ref
-		return c, nil
+		return s.carried(v.desc, v.app, in.ref), nil
 	}
 	if v.BuildChange && !s.o.AllowBuildChange {
 		return index.Prepared{}, fmt.Errorf("variant %s: %w: %s has no image of build %s any more (newest: %s); use --allow-build-change to move it",
@@ -85,6 +84,16 @@ func prepared(desc v1.Descriptor, img *image, cfg []byte, base *image) index.Pre
 	return c
 }
 
+// carried prepares a child that goes into the new index as it is, from
+// src: it is already stored when src is the target's repository, so it
+// is neither asked for nor uploaded there (see index.Prepared.Present).
+func (s *session) carried(desc v1.Descriptor, img *image, src name.Reference) index.Prepared {
+	c := prepared(desc, img, nil, nil)
+	c.From = src
+	c.Present = s.target != nil && src.Context().Name() == s.target.Name()
+	return c
+}
+
 // kept prepares an attestation (or another image that is not a variant)
 // that is carried over as it is, from the source repository.
 func (s *session) kept(ctx context.Context, in *source, d v1.Descriptor) (index.Prepared, error) {
@@ -95,9 +104,7 @@ func (s *session) kept(ctx context.Context, in *source, d v1.Descriptor) (index.
 	if err != nil {
 		return index.Prepared{}, err
 	}
-	c := prepared(d, img, nil, nil)
-	c.From = in.ref
-	return c, nil
+	return s.carried(d, img, in.ref), nil
 }
 
 // buildOf returns the build of an os.version for messages, "-" for none.

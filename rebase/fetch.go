@@ -20,6 +20,8 @@ type session struct {
 	o   Options
 	log *slog.Logger
 	rc  *registry.Client
+	// target is the repository the rebased index goes to; nil for Check.
+	target *name.Repository
 
 	mu   sync.Mutex
 	memo map[string]*memoEntry
@@ -42,7 +44,12 @@ func newSession(o Options, src name.Reference, target *name.Tag) *session {
 		push = append(push, target.Context())
 	}
 	rc.Scope([]name.Repository{src.Context()}, push)
-	return &session{o: o, log: o.logger(), rc: rc, memo: map[string]*memoEntry{}}
+	s := &session{o: o, log: o.logger(), rc: rc, memo: map[string]*memoEntry{}}
+	if target != nil {
+		repo := target.Context()
+		s.target = &repo
+	}
+	return s
 }
 
 // once runs f once per key and returns its result to every caller.
