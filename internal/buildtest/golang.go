@@ -25,14 +25,20 @@ var ErrDynamicBusybox = errors.New("busybox is dynamically linked (apt-get insta
 // GolangImage returns a linux/amd64 image with this machine's Go toolchain
 // as /usr/local/go (trimmed to what `go build` needs) and busybox as /bin/sh
 // and friends. Its environment makes builds offline: GOTOOLCHAIN=local,
-// GOPROXY=off, GOFLAGS=-mod=mod, GOCACHE=/tmp/gocache. The toolchain layer is
-// written once per process into a temporary file.
+// GOPROXY=off, GOFLAGS=-mod=mod, GOCACHE=/tmp/gocache, which a third layer
+// fills with examples/hello's compiled dependencies (see goCacheLayerOnce).
+// The toolchain and cache layers are written once per process into
+// temporary files.
 func GolangImage() (v1.Image, error) {
 	goLayer, err := goLayerOnce()
 	if err != nil {
 		return nil, err
 	}
 	bb, err := busyboxLayer()
+	if err != nil {
+		return nil, err
+	}
+	cache, err := goCacheLayerOnce()
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +54,7 @@ func GolangImage() (v1.Image, error) {
 		},
 		WorkingDir: "/",
 		Cmd:        []string{"/bin/sh"},
-	}, bb, goLayer)
+	}, bb, goLayer, cache)
 }
 
 // layerCache is the per-process directory that holds the toolchain layer.
@@ -57,7 +63,22 @@ var layerCache struct {
 	dir string
 }
 
-// RemoveLayerCache deletes the toolchain layer file that GolangImage wrote.
+// layerDir returns the per-process directory of the layer files, made on
+// first use.
+func layerDir() (string, error) {
+	layerCache.Lock()
+	defer layerCache.Unlock()
+	if layerCache.dir == "" {
+		dir, err := os.MkdirTemp("", "imgctl-golang-layer-")
+		if err != nil {
+			return "", err
+		}
+		layerCache.dir = dir
+	}
+	return layerCache.dir, nil
+}
+
+// RemoveLayerCache deletes the layer files that GolangImage wrote.
 // Call it from TestMain after m.Run; GolangImage fails afterwards.
 func RemoveLayerCache() error {
 	layerCache.Lock()
@@ -73,13 +94,10 @@ var goLayerOnce = sync.OnceValues(func() (v1.Layer, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "imgctl-golang-layer-")
+	dir, err := layerDir()
 	if err != nil {
 		return nil, err
 	}
-	layerCache.Lock()
-	layerCache.dir = dir
-	layerCache.Unlock()
 	path := filepath.Join(dir, "go.tar.gz")
 	f, err := os.Create(path)
 	if err != nil {
