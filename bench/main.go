@@ -218,7 +218,7 @@ func runCase(ctx context.Context, e *env, c benchCase, tools []tool, runs int, l
 			if ctx.Err() != nil {
 				return cr
 			}
-			target := fmt.Sprintf("%s/bench/%s/%s-run%d:merged", e.reg.Host(), c.Name(), slug(tr.tool.Name()), r+1)
+			target := runTarget(e.reg.Host(), "bench", c, tr.tool.Name(), r+1)
 			o := c.Op(target)
 			s := e.measure(func() error { return tr.tool.Run(ctx, o) })
 			tr.samples = append(tr.samples, s)
@@ -236,6 +236,26 @@ func runCase(ctx context.Context, e *env, c benchCase, tools []tool, runs int, l
 		}
 	}
 	return cr
+}
+
+// inPlaceCase is a case whose runs tag their results in the source
+// repository, as the monthly rebase job does, instead of a fresh one.
+type inPlaceCase interface {
+	// inPlaceRepo is the source repository, or "" for fresh repositories.
+	inPlaceRepo() string
+}
+
+// runTarget is where a run of tool writes its result: a fresh repository
+// HOST/PREFIX/<case>/<tool>-runN:merged, or for an in-place case a new tag
+// PREFIX-<tool>-runN in the source repository.
+func runTarget(host, prefix string, c benchCase, tool string, run int) string {
+	if d, ok := c.(distCase); ok {
+		c = d.benchCase
+	}
+	if ip, ok := c.(inPlaceCase); ok && ip.inPlaceRepo() != "" {
+		return fmt.Sprintf("%s/%s:%s-%s-run%d", host, ip.inPlaceRepo(), prefix, slug(tool), run)
+	}
+	return fmt.Sprintf("%s/%s/%s/%s-run%d:merged", host, prefix, c.Name(), slug(tool), run)
 }
 
 // writeTraces writes the request log of every run of every tool into dir.
