@@ -161,8 +161,11 @@ func (r *report) split(cr caseResult) (*toolResult, []*toolResult) {
 	return me, peers
 }
 
-// goalText is the goal section for the terminal.
+// goalText is the goal section for the terminal; "" for no report.
 func (r *report) goalText() string {
+	if r == nil {
+		return ""
+	}
 	var b strings.Builder
 	for _, g := range r.goals() {
 		fmt.Fprintf(&b, "%s: %s. %s\n", passFail(g.ok), g.title, g.detail)

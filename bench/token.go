@@ -133,20 +133,12 @@ func tokenMarkdown(trs []tokenResult) string {
 		w("### %s\n\n| tool | requests | pings | tokens | 401s |\n|---|--:|--:|--:|--:|\n", tr.c.Name())
 		for _, name := range tr.tools {
 			hs := tr.runs[name]
-			var req, ping, tok, ch []int64
-			failed := 0
-			for _, h := range hs {
-				if h.err != nil {
-					failed++
-					continue
-				}
-				req, ping, tok, ch = append(req, h.requests), append(ping, h.pings), append(tok, h.tokens), append(ch, h.challenges)
-			}
-			if len(req) == 0 {
+			m, failed := medianHandshake(hs)
+			if failed == len(hs) {
 				w("| %s | failed: %s ||||\n", name, mdEscape(errText(hs[0].err)))
 				continue
 			}
-			w("| %s | **%d** | %d | %d | %d |\n", name, median(req), median(ping), median(tok), median(ch))
+			w("| %s | **%d** | %d | %d | %d |\n", name, m.requests, m.pings, m.tokens, m.challenges)
 			if failed > 0 {
 				w("| %s | failed %d of %d runs ||||\n", name, failed, len(hs))
 			}
@@ -154,4 +146,19 @@ func tokenMarkdown(trs []tokenResult) string {
 		w("\n")
 	}
 	return b.String()
+}
+
+// medianHandshake is the per-metric median of the successful runs, and how
+// many failed.
+func medianHandshake(hs []handshake) (handshake, int) {
+	var req, ping, tok, ch []int64
+	failed := 0
+	for _, h := range hs {
+		if h.err != nil {
+			failed++
+			continue
+		}
+		req, ping, tok, ch = append(req, h.requests), append(ping, h.pings), append(tok, h.tokens), append(ch, h.challenges)
+	}
+	return handshake{requests: median(req), pings: median(ping), tokens: median(tok), challenges: median(ch)}, failed
 }
