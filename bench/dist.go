@@ -91,16 +91,17 @@ func (t cmdTool) Login(host, user, password string) error {
 	return cf.Save()
 }
 
-// prepareTools configures every tool for the registry and logs it in.
+// prepareTools logs every tool in to the registry and configures it.
 func (d *distEnv) prepareTools(ctx context.Context, tools []tool) error {
 	for _, t := range tools {
-		if err := t.Configure(ctx, d.reg.Host()); err != nil {
-			return fmt.Errorf("configuring %s: %w", t.Name(), err)
-		}
+		// Credentials first: regctl's Configure pings the registry.
 		if lt, ok := t.(loginTool); ok {
 			if err := lt.Login(d.reg.Host(), d.dist.User(), d.dist.Password()); err != nil {
 				return fmt.Errorf("logging %s in: %w", t.Name(), err)
 			}
+		}
+		if err := t.Configure(ctx, d.reg.Host()); err != nil {
+			return fmt.Errorf("configuring %s: %w", t.Name(), err)
 		}
 	}
 	return nil

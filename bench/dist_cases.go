@@ -48,8 +48,10 @@ func rebaseOneWindows() *rebaseCase {
 			"`%s` image (with a BuildKit-style attestation manifest), built on `base/nanoserver:ltsc2025` (an index "+
 			"of one nanoserver-shaped image: the regtest Windows base layer with Files/ and Hives/, and a %d KiB payload "+
 			"layer), with a %d KiB app layer and the base.name/base.digest annotations. Then the base tag moves to `%s`. "+
-			"Every run tags its result in the source repository (`src/rebase-1-windows:bench-<tool>-runN`), "+
-			"as the monthly job does, so that the app's own blobs are already there. Commands and checks as in rebase-3.", rebaseWinOld, runtimeLayerSize>>10, appLayerSize>>10, rebaseWinNew),
+			"As the monthly job rebases within the app's own repository, each run first gets a copy of the source "+
+			"index (children and blobs, not counted) in its fresh repository `bench/rebase-1-windows/<tool>-runN:1` "+
+			"and rebases that to `:merged` there, so the app's own blobs are in place and no run finds another's "+
+			"uploads. Commands and checks as in rebase-3.", rebaseWinOld, runtimeLayerSize>>10, appLayerSize>>10, rebaseWinNew),
 	}
 }
 
@@ -60,7 +62,7 @@ func rebaseOneWindows() *rebaseCase {
 //   - merge: one handshake; per source, GET manifest, GET config, one mount
 //     per blob (the config and each layer); then a tag check and the index
 //     PUT.
-//   - rebase, into the source repository: one handshake; reads of the
+//   - rebase, within the source's repository: one handshake; reads of the
 //     index, and per variant of the app manifest and config, the old base
 //     manifest, the new base tag (and its child when the tag holds an
 //     index) and the new base config; mounts of the new base layers; the

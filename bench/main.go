@@ -247,7 +247,10 @@ func runCase(ctx context.Context, e *env, c benchCase, tools []tool, runs int, l
 			}
 			target := runTarget(e.reg.Host(), "bench", c, tr.tool.Name(), r+1)
 			o := c.Op(target)
-			s := e.measure(func() error { return tr.tool.Run(ctx, o) })
+			s := sample{Err: prepareRun(ctx, e, c, target)}
+			if s.Err == nil {
+				s = e.measure(func() error { return tr.tool.Run(ctx, o) })
+			}
 			tr.samples = append(tr.samples, s)
 			status := fmt.Sprintf("%d requests, layer %d B, %v", s.Stats.Total(), s.Bytes.Layer, s.Wall.Round(1e6))
 			if s.Err != nil {
@@ -265,24 +268,27 @@ func runCase(ctx context.Context, e *env, c benchCase, tools []tool, runs int, l
 	return cr
 }
 
-// inPlaceCase is a case whose runs tag their results in the source
-// repository, as the monthly rebase job does, instead of a fresh one.
-type inPlaceCase interface {
-	// inPlaceRepo is the source repository, or "" for fresh repositories.
-	inPlaceRepo() string
+// seededCase is a case whose runs start from a copy of its source in the
+// run's fresh target repository, made before the run is measured.
+type seededCase interface {
+	seed(ctx context.Context, e *env, target string) error
 }
 
 // runTarget is where a run of tool writes its result: a fresh repository
-// HOST/PREFIX/<case>/<tool>-runN:merged, or for an in-place case a new tag
-// PREFIX-<tool>-runN in the source repository.
+// HOST/PREFIX/<case>/<tool>-runN, tag merged.
 func runTarget(host, prefix string, c benchCase, tool string, run int) string {
+	return fmt.Sprintf("%s/%s/%s/%s-run%d:merged", host, prefix, c.Name(), slug(tool), run)
+}
+
+// prepareRun seeds target for a seeded case; other cases need nothing.
+func prepareRun(ctx context.Context, e *env, c benchCase, target string) error {
 	if d, ok := c.(distCase); ok {
 		c = d.benchCase
 	}
-	if ip, ok := c.(inPlaceCase); ok && ip.inPlaceRepo() != "" {
-		return fmt.Sprintf("%s/%s:%s-%s-run%d", host, ip.inPlaceRepo(), prefix, slug(tool), run)
+	if sc, ok := c.(seededCase); ok {
+		return sc.seed(ctx, e, target)
 	}
-	return fmt.Sprintf("%s/%s/%s/%s-run%d:merged", host, prefix, c.Name(), slug(tool), run)
+	return nil
 }
 
 // writeTraces writes the request log of every run of every tool into dir.

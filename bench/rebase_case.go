@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
 // rebasePlatforms are the variants of the rebased index.
@@ -38,7 +40,7 @@ func (rebaseIndex) opName() string { return "rebase" }
 type rebaseCase struct {
 	name, title, about string
 	platforms          []platformSpec
-	inPlace            bool // runs tag their results in the source repository
+	inPlace            bool // each run rebases a copy of the source in its own repository
 
 	attestations int  // attestation manifests in the source index, from Setup
 	baseIndexed  bool // the base tags hold indexes, from Setup
@@ -47,13 +49,6 @@ type rebaseCase struct {
 	variants []rebaseVariant
 	want     map[string]rebaseWant // by os/arch
 	auth     authn.Authenticator   // the registry's, for Check; from Setup
-}
-
-func (c *rebaseCase) inPlaceRepo() string {
-	if !c.inPlace {
-		return ""
-	}
-	return "src/" + c.Name()
 }
 
 // plats returns the variants of the rebased index.
@@ -200,8 +195,47 @@ func (c *rebaseCase) record(e *env, apps, old, nb map[string]v1.Image) error {
 	return nil
 }
 
+// Op rebases the source, or with inPlace its copy in the target's
+// repository (seed), into target.
 func (c *rebaseCase) Op(target string) op {
-	return rebaseIndex{Target: target, Source: c.src, Variants: c.variants}
+	if !c.inPlace {
+		return rebaseIndex{Target: target, Source: c.src, Variants: c.variants}
+	}
+	repo := target[:strings.LastIndex(target, ":")]
+	o := rebaseIndex{Target: target, Source: repo + ":" + seedTag}
+	for _, v := range c.variants {
+		_, d, _ := strings.Cut(v.Image, "@")
+		v.Image = repo + "@" + d
+		o.Variants = append(o.Variants, v)
+	}
+	return o
+}
+
+// seedTag tags the copy of the source in a run's repository.
+const seedTag = "1"
+
+// seed copies the source index, with its children and their blobs, into
+// the repository of target, unless the case rebases its source where it
+// is: the monthly job rebases within the app's own repository, where the
+// app's blobs already are, and a fresh copy per run keeps one run's
+// uploads from saving the next run's.
+func (c *rebaseCase) seed(ctx context.Context, e *env, target string) error {
+	if !c.inPlace {
+		return nil
+	}
+	src, err := name.ParseReference(c.src, name.Insecure)
+	if err != nil {
+		return err
+	}
+	idx, err := remote.Index(src, e.remote(ctx)...)
+	if err != nil {
+		return fmt.Errorf("reading the source %s: %w", c.src, err)
+	}
+	dst, err := name.ParseReference(target[:strings.LastIndex(target, ":")]+":"+seedTag, name.Insecure)
+	if err != nil {
+		return err
+	}
+	return e.push(ctx, dst, idx)
 }
 
 // sameDescriptors compares descriptors as they are written in a manifest.

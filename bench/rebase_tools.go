@@ -9,9 +9,10 @@ import (
 // an index, each into a tag of the target repository, then merges the
 // results with crane index append as the index create case does.
 func (t *crane) rebase(ctx context.Context, o rebaseIndex) error {
+	repo, _, _ := strings.Cut(o.Target, ":merged")
 	args := []string{"--insecure", "index", "append", "-t", o.Target}
 	for _, v := range o.Variants {
-		tag := variantTag(o.Target, v)
+		tag := repo + ":rebased-" + slug(v.Platform)
 		if _, err := t.exec(ctx, "--insecure", "rebase", v.Image, "--old_base", v.OldBase, "--new_base", v.NewBase, "-t", tag); err != nil {
 			return err
 		}
@@ -27,9 +28,10 @@ func (t *crane) rebase(ctx context.Context, o rebaseIndex) error {
 // which has none), and one --rebase-ref pair cannot name both a Windows
 // and a Linux base.
 func (t *regctl) rebase(ctx context.Context, o rebaseIndex) error {
+	repo, _, _ := strings.Cut(o.Target, ":merged")
 	args := []string{"index", "create", o.Target}
 	for _, v := range o.Variants {
-		tag := variantTag(o.Target, v)
+		tag := repo + ":rebased-" + slug(v.Platform)
 		if _, err := t.exec(ctx, "image", "mod", v.Image, "--rebase", "--create", tag); err != nil {
 			return err
 		}
@@ -37,18 +39,4 @@ func (t *regctl) rebase(ctx context.Context, o rebaseIndex) error {
 	}
 	_, err := t.exec(ctx, args...)
 	return err
-}
-
-// variantTag is where a peer puts its rebase of one variant before it
-// merges them: TARGET-REPO:rebased-<platform>, after the target's tag
-// unless that is "merged".
-func variantTag(target string, v rebaseVariant) string {
-	i := strings.LastIndex(target, ":")
-	repo, tag := target[:i], target[i+1:]
-	if tag == "merged" {
-		tag = ""
-	} else {
-		tag += "-"
-	}
-	return repo + ":" + tag + "rebased-" + slug(v.Platform)
 }

@@ -95,8 +95,11 @@ func runHandshakes(ctx context.Context, e *env, hc *handshakeCounter, tokens fun
 			for _, t := range tools {
 				tr.tools = appendOnce(tr.tools, t.Name())
 				target := runTarget(e.reg.Host(), "token", c, t.Name(), r+1)
+				s := sample{Err: prepareRun(ctx, e, c, target)}
 				p0, c0, t0 := hc.pings.Load(), hc.challenges.Load(), tokens()
-				s := e.measure(func() error { return t.Run(ctx, c.Op(target)) })
+				if s.Err == nil {
+					s = e.measure(func() error { return t.Run(ctx, c.Op(target)) })
+				}
 				h := handshake{requests: int64(s.Stats.Total()), pings: hc.pings.Load() - p0,
 					challenges: hc.challenges.Load() - c0, tokens: tokens() - t0, err: s.Err}
 				tr.runs[t.Name()] = append(tr.runs[t.Name()], h)
