@@ -20,29 +20,14 @@ import (
 // as regtest counts its own.
 type distRegistry struct{ *disttest.Registry }
 
-// Stats counts the requests recorded since the last ResetStats by method,
-// with mounts as the POSTs with a mount query that answered 201.
+// Stats counts the requests recorded since the last ResetStats by method
+// and kind, and as mounts the POSTs with a mount query that answered 201.
 func (r distRegistry) Stats() regtest.Stats {
 	var s regtest.Stats
 	for _, q := range r.Requests() {
-		switch q.Method {
-		case http.MethodGet:
-			s.Get++
-		case http.MethodHead:
-			s.Head++
-		case http.MethodPut:
-			s.Put++
-		case http.MethodPost:
-			s.Post++
-			if q.Status == http.StatusCreated && strings.Contains(q.Query, "mount=") {
-				s.Mounts++
-			}
-		case http.MethodPatch:
-			s.Patch++
-		case http.MethodDelete:
-			s.Delete++
-		default:
-			s.OtherMethod++
+		s.Count(q.Method, q.Path)
+		if q.Method == http.MethodPost && q.Status == http.StatusCreated && strings.Contains(q.Query, "mount=") {
+			s.Mounts++
 		}
 	}
 	return s
@@ -120,42 +105,46 @@ type distResults struct {
 // one behind the token handshake.
 func runDistCases(ctx context.Context, cs []distCase, tools []tool, runs int, token bool, log io.Writer) (*distResults, error) {
 	res := &distResults{cases: cs}
-	d, err := startDistEnv(false)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	if err := d.prepareTools(ctx, tools); err != nil {
-		return nil, err
-	}
-	for _, c := range cs {
-		fmt.Fprintf(log, "case %s (distribution): pushing sources\n", c.Name())
-		if err := c.Setup(ctx, d.env); err != nil {
-			return nil, fmt.Errorf("setting up %s on distribution: %w", c.Name(), err)
+	err := withDistEnv(ctx, false, tools, func(d *distEnv) error {
+		for _, c := range cs {
+			fmt.Fprintf(log, "case %s (distribution): pushing sources\n", c.Name())
+			if err := c.Setup(ctx, d.env); err != nil {
+				return fmt.Errorf("setting up %s on distribution: %w", c.Name(), err)
+			}
+			res.basic = append(res.basic, runCase(ctx, d.env, c, tools, runs, log))
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
-		res.basic = append(res.basic, runCase(ctx, d.env, c, tools, runs, log))
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-	}
-	if !token {
-		return res, nil
-	}
-	dt, err := startDistEnv(true)
-	if err != nil {
-		return nil, err
-	}
-	defer dt.Close()
-	if err := dt.prepareTools(ctx, tools); err != nil {
-		return nil, err
+		return nil
+	})
+	if err != nil || !token {
+		return res, err
 	}
 	// Fresh cases: Setup records the sources of one registry.
 	var tcs []benchCase
 	for _, c := range filter(distCases(), caseNames(cs), distCase.Name) {
 		tcs = append(tcs, c)
 	}
-	res.token, err = runHandshakes(ctx, dt.env, dt.hc, dt.dist.TokenRequests, tcs, tools, runs, log)
+	err = withDistEnv(ctx, true, tools, func(d *distEnv) (err error) {
+		res.token, err = runHandshakes(ctx, d.env, d.hc, d.dist.TokenRequests, tcs, tools, runs, log)
+		return err
+	})
 	return res, err
+}
+
+// withDistEnv starts a distribution registry (startDistEnv), logs the
+// tools in, runs fn and closes the registry.
+func withDistEnv(ctx context.Context, token bool, tools []tool, fn func(*distEnv) error) error {
+	d, err := startDistEnv(token)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.prepareTools(ctx, tools); err != nil {
+		return err
+	}
+	return fn(d)
 }
 
 // caseNames joins the names of cs with commas, as -cases takes them.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -28,12 +29,14 @@ func TestDistCases(t *testing.T) {
 	t.Cleanup(d.Close)
 	disttest.SetDockerConfig(t, d.reg.Host(), d.dist.User(), d.dist.Password())
 	d.bytes.setTracing(true)
-	for _, c := range filter(distCases(), "merge-3,rebase-1-windows", distCase.Name) {
+	res := &distResults{cases: filter(distCases(), "merge-3,rebase-1-windows", distCase.Name)}
+	for _, c := range res.cases {
 		t.Run(c.Name(), func(t *testing.T) {
 			if err := c.Setup(ctx, d.env); err != nil {
 				t.Fatal(err)
 			}
 			cr := runCase(ctx, d.env, c, []tool{inProcessImgctl{}}, 1, io.Discard)
+			res.basic = append(res.basic, cr)
 			s := cr.tools[0].samples[0]
 			if s.Err != nil {
 				t.Fatal(s.Err)
@@ -65,6 +68,20 @@ func TestDistCases(t *testing.T) {
 				t.Errorf("imgctl made %d requests, fewer than the limit %d: the limit is wrong", s.Stats.Total(), limit)
 			}
 		})
+	} // The report's summary row of each case: its limit, imgctl's median
+	// and the goal, judged as the goal lines judge it.
+	if len(res.basic) != len(res.cases) {
+		t.Fatal("not every case ran")
+	}
+	md := res.markdown()
+	for i, c := range res.cases {
+		limit, _ := c.limit()
+		ok, _ := res.met(i)
+		row := fmt.Sprintf("| %s | %d | %d | %d | %s |", c.Name(), limit,
+			summarize(res.basic[i].tools[0].samples).Total, c.goal(), passFail(ok))
+		if !strings.Contains(md, row) {
+			t.Errorf("the report has no row %q:\n%s", row, md)
+		}
 	}
 }
 
