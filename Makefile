@@ -54,7 +54,7 @@ vet:
 fmt:
 	gofmt -w .
 
-bench: buildkitd
+bench: buildkitd registry
 	$(GO) run ./bench
 
 demo: deps buildkitd build

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -51,8 +52,9 @@ type mergeCase struct {
 	platforms          []platformSpec // pushed as single images
 	indexed            []platformSpec // pushed as one index without os.version
 
-	sources  []source // every image, filled by Setup
-	indexRef string   // the index source, when indexed is set
+	sources  []source            // every image, filled by Setup
+	indexRef string              // the index source, when indexed is set
+	auth     authn.Authenticator // the registry's, for Check; from Setup
 }
 
 // source is a pushed source image and what its config and manifest say.
@@ -61,6 +63,7 @@ type source struct {
 	digest      string
 	platform    platformSpec
 	annotations map[string]string
+	blobs       int // the config and the layers its manifest names
 }
 
 func (c *mergeCase) Name() string  { return c.name }
@@ -92,6 +95,7 @@ func (c *mergeCase) Describe() string {
 // Setup builds and pushes the source images (and the index of indexed
 // ones), and tells the byte counter which blobs are configs.
 func (c *mergeCase) Setup(ctx context.Context, e *env) error {
+	c.auth = e.auth
 	all := append(slices.Clone(c.platforms), c.indexed...)
 	c.sources = make([]source, len(all))
 	imgs := make([]v1.Image, len(all))
@@ -117,7 +121,7 @@ func (c *mergeCase) Setup(ctx context.Context, e *env) error {
 				return err
 			}
 			imgs[i] = img
-			c.sources[i] = source{digest: d.String(), platform: p, annotations: m.Annotations}
+			c.sources[i] = source{digest: d.String(), platform: p, annotations: m.Annotations, blobs: 1 + len(m.Layers)}
 			if i >= len(c.platforms) {
 				return nil // pushed with the index below
 			}
@@ -126,8 +130,7 @@ func (c *mergeCase) Setup(ctx context.Context, e *env) error {
 				return err
 			}
 			c.sources[i].ref = ref.String()
-			_, err = regtest.Push(ref, img, remote.WithContext(gctx))
-			return err
+			return e.push(gctx, ref, img)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -150,7 +153,7 @@ func (c *mergeCase) Setup(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	if _, err := regtest.Push(ref, idx, remote.WithContext(ctx)); err != nil {
+	if err := e.push(ctx, ref, idx); err != nil {
 		return err
 	}
 	c.indexRef = ref.String()
@@ -178,7 +181,7 @@ func (c *mergeCase) Op(target string) op {
 // Check reads the index at target and compares each child's descriptor with
 // the config of the source it came from.
 func (c *mergeCase) Check(ctx context.Context, target string) ([]finding, error) {
-	_, im, err := readResultIndex(ctx, target)
+	_, im, err := readResultIndex(ctx, target, c.auth)
 	if err != nil {
 		return nil, err
 	}
@@ -308,13 +311,14 @@ func fortyPlatforms() []platformSpec {
 	return ps
 }
 
-// readResultIndex reads the index a tool pushed to target, for a check.
-func readResultIndex(ctx context.Context, target string) (v1.ImageIndex, *v1.IndexManifest, error) {
+// readResultIndex reads the index a tool pushed to target, for a check,
+// with auth (nil: anonymous).
+func readResultIndex(ctx context.Context, target string, auth authn.Authenticator) (v1.ImageIndex, *v1.IndexManifest, error) {
 	ref, err := name.ParseReference(target, name.Insecure)
 	if err != nil {
 		return nil, nil, err
 	}
-	idx, err := remote.Index(ref, remote.WithContext(ctx))
+	idx, err := remote.Index(ref, authOptions(ctx, auth)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading result %s: %w", target, err)
 	}

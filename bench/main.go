@@ -39,6 +39,7 @@ type options struct {
 	trace      string
 	buildRuns  int
 	token      bool
+	dist       bool
 	baseline   string
 }
 
@@ -53,6 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.skipVerify, "skip-verify-row", false, "do not measure imgctl with its post-push verification on")
 	fs.StringVar(&o.trace, "trace", "", "write every run's requests to DIR/<case>/<tool>-runN.log")
 	fs.BoolVar(&o.token, "token", true, "also run "+strings.Join(tokenCases, ", ")+" on a registry with token auth, counting handshakes")
+	fs.BoolVar(&o.dist, "dist", true, "also run "+caseNames(distCases())+" on the CNCF distribution registry (bin/registry), with -token also under token auth")
 	fs.IntVar(&o.buildRuns, "build-runs", 0, "measured runs per tool of the build cases build-linux and build-windows (default -runs)")
 	fs.StringVar(&o.baseline, "baseline", "", "also measure imgctl built from this git revision (row imgctl@REV): the figures before a change, in the same run")
 	if err := fs.Parse(args); err != nil {
@@ -87,6 +89,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	tools = filter(tools, o.tools, tool.Name)
 	cs := filter(cases(), o.cases, benchCase.Name)
+	var dcs []distCase
+	if o.dist {
+		dcs = filter(distCases(), o.cases, distCase.Name)
+	}
 	// The build cases have their own tools, registry and buildkitd (build.go).
 	var brep *buildReport
 	if bcs := filter(buildCases(), o.cases, buildCaseName); len(bcs) > 0 {
@@ -94,7 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if len(tools) == 0 || len(cs) == 0 {
+	if len(tools) == 0 || len(cs) == 0 && len(dcs) == 0 {
 		if brep == nil {
 			return errors.New("no tools or no cases selected")
 		}
@@ -111,15 +117,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
+	md, rep := "", (*report)(nil)
+	if len(cs) > 0 {
+		if md, rep, err = runRegtestCases(ctx, cs, tools, o, stderr); err != nil {
+			return err
+		}
+	} else {
+		md = distHeader(tools, o.runs)
+	}
+	var drep *distResults
+	if len(dcs) > 0 {
+		if drep, err = runDistCases(ctx, dcs, tools, o.runs, o.token, stderr); err != nil {
+			return err
+		}
+		md += drep.markdown()
+	}
+	if err := writeResults(ctx, o.out, md, brep); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s%s%s\nwrote %s\n", rep.goalText(), drep.goalText(), brep.goalText(), o.out)
+	return nil
+}
+
+// runRegtestCases runs cs on an in-process regtest registry, and the token
+// cases on a second one, and returns their report section.
+func runRegtestCases(ctx context.Context, cs []benchCase, tools []tool, o options, stderr io.Writer) (string, *report, error) {
 	e, err := startEnv()
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	defer e.Close()
 	e.bytes.setTracing(o.trace != "")
 	for _, t := range tools {
 		if err := t.Configure(ctx, e.reg.Host()); err != nil {
-			return fmt.Errorf("configuring %s: %w", t.Name(), err)
+			return "", nil, fmt.Errorf("configuring %s: %w", t.Name(), err)
 		}
 	}
 
@@ -127,35 +158,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for _, c := range cs {
 		fmt.Fprintf(stderr, "case %s: pushing sources\n", c.Name())
 		if err := c.Setup(ctx, e); err != nil {
-			return fmt.Errorf("setting up %s: %w", c.Name(), err)
+			return "", nil, fmt.Errorf("setting up %s: %w", c.Name(), err)
 		}
 		cr := runCase(ctx, e, c, tools, o.runs, stderr)
 		if err := ctx.Err(); err != nil {
-			return err
+			return "", nil, err
 		}
 		rep.cases = append(rep.cases, cr)
 		if o.trace != "" {
 			if err := writeTraces(filepath.Join(o.trace, c.Name()), cr); err != nil {
-				return err
+				return "", nil, err
 			}
 		}
 	}
 	md, err := rep.markdown(ctx)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	if o.token && len(filter(cs, strings.Join(tokenCases, ","), benchCase.Name)) > 0 {
 		trs, err := runTokenCases(ctx, tools, o.runs, stderr)
 		if err != nil {
-			return err
+			return "", nil, err
 		}
 		md += tokenMarkdown(trs)
 	}
-	if err := writeResults(ctx, o.out, md, brep); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s%s\nwrote %s\n", rep.goalText(), brep.goalText(), o.out)
-	return nil
+	return md, rep, nil
 }
 
 // newTools returns the tools in report order, each with a private home
@@ -218,9 +245,12 @@ func runCase(ctx context.Context, e *env, c benchCase, tools []tool, runs int, l
 			if ctx.Err() != nil {
 				return cr
 			}
-			target := fmt.Sprintf("%s/bench/%s/%s-run%d:merged", e.reg.Host(), c.Name(), slug(tr.tool.Name()), r+1)
+			target := runTarget(e.reg.Host(), "bench", c, tr.tool.Name(), r+1)
 			o := c.Op(target)
-			s := e.measure(func() error { return tr.tool.Run(ctx, o) })
+			s := sample{Err: prepareRun(ctx, e, c, target)}
+			if s.Err == nil {
+				s = e.measure(func() error { return tr.tool.Run(ctx, o) })
+			}
 			tr.samples = append(tr.samples, s)
 			status := fmt.Sprintf("%d requests, layer %d B, %v", s.Stats.Total(), s.Bytes.Layer, s.Wall.Round(1e6))
 			if s.Err != nil {
@@ -236,6 +266,29 @@ func runCase(ctx context.Context, e *env, c benchCase, tools []tool, runs int, l
 		}
 	}
 	return cr
+}
+
+// seededCase is a case whose runs start from a copy of its source in the
+// run's fresh target repository, made before the run is measured.
+type seededCase interface {
+	seed(ctx context.Context, e *env, target string) error
+}
+
+// runTarget is where a run of tool writes its result: a fresh repository
+// HOST/PREFIX/<case>/<tool>-runN, tag merged.
+func runTarget(host, prefix string, c benchCase, tool string, run int) string {
+	return fmt.Sprintf("%s/%s/%s/%s-run%d:merged", host, prefix, c.Name(), slug(tool), run)
+}
+
+// prepareRun seeds target for a seeded case; other cases need nothing.
+func prepareRun(ctx context.Context, e *env, c benchCase, target string) error {
+	if d, ok := c.(distCase); ok {
+		c = d.benchCase
+	}
+	if sc, ok := c.(seededCase); ok {
+		return sc.seed(ctx, e, target)
+	}
+	return nil
 }
 
 // writeTraces writes the request log of every run of every tool into dir.

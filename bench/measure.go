@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/snapshot"
@@ -213,10 +218,46 @@ func (c *byteCounter) reclassify(manifest []byte) {
 	}
 }
 
+// benchRegistry is the registry cases run on: regtest's in-process one, or
+// the CNCF distribution registry (distRegistry in dist.go).
+type benchRegistry interface {
+	Host() string
+	// Ref parses "repo:tag" or "repo@digest" as a reference on the registry.
+	Ref(s string) (name.Reference, error)
+	// Stats counts the requests since the last ResetStats.
+	Stats() regtest.Stats
+	ResetStats()
+	Close()
+}
+
 // env is one benchmark registry with its byte accounting.
 type env struct {
-	reg   *regtest.Registry
+	reg   benchRegistry
 	bytes *byteCounter
+	// auth is what the bench itself (pushing sources, checking results)
+	// authenticates with; nil is anonymous.
+	auth authn.Authenticator
+}
+
+// remote returns the options the bench itself pushes and reads with.
+func (e *env) remote(ctx context.Context) []remote.Option {
+	return authOptions(ctx, e.auth)
+}
+
+// authOptions returns go-containerregistry options with ctx and auth
+// (nil: anonymous).
+func authOptions(ctx context.Context, auth authn.Authenticator) []remote.Option {
+	opts := []remote.Option{remote.WithContext(ctx)}
+	if auth != nil {
+		opts = append(opts, remote.WithAuth(auth))
+	}
+	return opts
+}
+
+// push pushes an image or index to ref with the bench's credentials.
+func (e *env) push(ctx context.Context, ref name.Reference, x any) error {
+	_, err := regtest.Push(ref, x, e.remote(ctx)...)
+	return err
 }
 
 // startEnv starts an in-process registry with byte accounting.

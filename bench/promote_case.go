@@ -13,7 +13,6 @@ import (
 
 	"github.com/sigstore/sigstore/pkg/signature"
 
-	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/sign"
 )
 
@@ -88,11 +87,11 @@ func platformList(ps []platformSpec) string {
 // Setup pushes the index (apps on January's bases, as rebase-3), writes a
 // key pair, signs the index recursively and records what a full copy has.
 func (c *promoteCase) Setup(ctx context.Context, e *env) error {
-	bases, err := benchBases(rebaseWinOld, "jan")
+	bases, err := benchBases(rebasePlatforms, rebaseWinOld, "jan")
 	if err != nil {
 		return err
 	}
-	_, idx, err := attestedApps(e, bases, func(platformSpec) string { return e.reg.Host() + "/base/promote-3" })
+	_, idx, err := attestedApps(e, rebasePlatforms, bases, func(platformSpec) string { return e.reg.Host() + "/base/promote-3" })
 	if err != nil {
 		return err
 	}
@@ -100,7 +99,7 @@ func (c *promoteCase) Setup(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	if _, err := regtest.Push(tag, idx, remote.WithContext(ctx)); err != nil {
+	if err := e.push(ctx, tag, idx); err != nil {
 		return err
 	}
 	if c.digest, err = idx.Digest(); err != nil {

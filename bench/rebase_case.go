@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-
-	"github.com/imgctl/imgctl/internal/regtest"
 )
 
 // rebasePlatforms are the variants of the rebased index.
@@ -33,12 +33,30 @@ type rebaseVariant struct {
 
 func (rebaseIndex) opName() string { return "rebase" }
 
-// rebaseCase is the monthly job: an index of 3 variants built on bases
-// that have since moved.
+// rebaseCase is the monthly job: an index of variants built on bases that
+// have since moved. The zero value is rebase-3, the variants of
+// rebasePlatforms; name, title, about and platforms make another
+// (rebase-1-windows in dist_cases.go).
 type rebaseCase struct {
+	name, title, about string
+	platforms          []platformSpec
+	inPlace            bool // each run rebases a copy of the source in its own repository
+
+	attestations int  // attestation manifests in the source index, from Setup
+	baseIndexed  bool // the base tags hold indexes, from Setup
+
 	src      string
 	variants []rebaseVariant
 	want     map[string]rebaseWant // by os/arch
+	auth     authn.Authenticator   // the registry's, for Check; from Setup
+}
+
+// plats returns the variants of the rebased index.
+func (c *rebaseCase) plats() []platformSpec {
+	if c.platforms == nil {
+		return rebasePlatforms
+	}
+	return c.platforms
 }
 
 // rebaseWant is what a correct rebase of one variant looks like.
@@ -48,10 +66,24 @@ type rebaseWant struct {
 	variant               string
 }
 
-func (*rebaseCase) Name() string  { return "rebase-3" }
-func (*rebaseCase) Title() string { return "Rebase a 3-variant index onto moved bases" }
+func (c *rebaseCase) Name() string {
+	if c.name == "" {
+		return "rebase-3"
+	}
+	return c.name
+}
 
-func (*rebaseCase) Describe() string {
+func (c *rebaseCase) Title() string {
+	if c.title == "" {
+		return "Rebase a 3-variant index onto moved bases"
+	}
+	return c.title
+}
+
+func (c *rebaseCase) Describe() string {
+	if c.about != "" {
+		return c.about
+	}
 	return fmt.Sprintf("The monthly job after Patch Tuesday. `src/rebase-3:1` is an index of linux/amd64, linux/arm64/v8 "+
 		"and windows/amd64 `%s` (each with a BuildKit-style attestation), built on `base/distroless:latest` "+
 		"(an index) and `base/nanoserver:ltsc2025` in the same registry; every manifest carries the "+
@@ -84,26 +116,32 @@ func (*rebaseCase) baseRepo(p platformSpec) string {
 // Setup pushes January's bases, the app index built on them, then
 // February's bases under the same tags.
 func (c *rebaseCase) Setup(ctx context.Context, e *env) error {
-	old, err := benchBases(rebaseWinOld, "jan")
+	c.auth = e.auth
+	old, err := benchBases(c.plats(), rebaseWinOld, "jan")
 	if err != nil {
 		return err
 	}
 	if err := c.pushBases(ctx, e, old); err != nil {
 		return err
 	}
-	apps, idx, err := attestedApps(e, old, func(p platformSpec) string { return e.reg.Host() + "/" + c.baseRepo(p) })
+	apps, idx, err := attestedApps(e, c.plats(), old, func(p platformSpec) string { return e.reg.Host() + "/" + c.baseRepo(p) })
 	if err != nil {
 		return err
 	}
-	src, err := e.reg.Ref("src/rebase-3:1")
+	im, err := idx.IndexManifest()
 	if err != nil {
 		return err
 	}
-	if _, err := regtest.Push(src, idx, remote.WithContext(ctx)); err != nil {
+	c.attestations = len(im.Manifests) - len(c.plats())
+	src, err := e.reg.Ref("src/" + c.Name() + ":1")
+	if err != nil {
+		return err
+	}
+	if err := e.push(ctx, src, idx); err != nil {
 		return err
 	}
 	c.src = src.String()
-	nb, err := benchBases(rebaseWinNew, "feb")
+	nb, err := benchBases(c.plats(), rebaseWinNew, "feb")
 	if err != nil {
 		return err
 	}
@@ -121,11 +159,11 @@ func (c *rebaseCase) record(e *env, apps, old, nb map[string]v1.Image) error {
 		repo, _, _ = strings.Cut(repo, ":")
 		return e.reg.Host() + "/" + repo + "@" + d.String(), err
 	}
-	for _, p := range rebasePlatforms {
+	for _, p := range c.plats() {
 		app, ob, nbi := apps[key(p)], old[p.String()], nb[p.String()]
 		v := rebaseVariant{Platform: key(p)}
 		var errs [3]error
-		v.Image, errs[0] = ref("src/rebase-3", app)
+		v.Image, errs[0] = ref("src/"+c.Name(), app)
 		v.OldBase, errs[1] = ref(c.baseRepo(p), ob)
 		v.NewBase, errs[2] = ref(c.baseRepo(p), nbi)
 		for _, err := range errs {
@@ -157,8 +195,47 @@ func (c *rebaseCase) record(e *env, apps, old, nb map[string]v1.Image) error {
 	return nil
 }
 
+// Op rebases the source, or with inPlace its copy in the target's
+// repository (seed), into target.
 func (c *rebaseCase) Op(target string) op {
-	return rebaseIndex{Target: target, Source: c.src, Variants: c.variants}
+	if !c.inPlace {
+		return rebaseIndex{Target: target, Source: c.src, Variants: c.variants}
+	}
+	repo := target[:strings.LastIndex(target, ":")]
+	o := rebaseIndex{Target: target, Source: repo + ":" + seedTag}
+	for _, v := range c.variants {
+		_, d, _ := strings.Cut(v.Image, "@")
+		v.Image = repo + "@" + d
+		o.Variants = append(o.Variants, v)
+	}
+	return o
+}
+
+// seedTag tags the copy of the source in a run's repository.
+const seedTag = "1"
+
+// seed copies the source index, with its children and their blobs, into
+// the repository of target, unless the case rebases its source where it
+// is: the monthly job rebases within the app's own repository, where the
+// app's blobs already are, and a fresh copy per run keeps one run's
+// uploads from saving the next run's.
+func (c *rebaseCase) seed(ctx context.Context, e *env, target string) error {
+	if !c.inPlace {
+		return nil
+	}
+	src, err := name.ParseReference(c.src, name.Insecure)
+	if err != nil {
+		return err
+	}
+	idx, err := remote.Index(src, e.remote(ctx)...)
+	if err != nil {
+		return fmt.Errorf("reading the source %s: %w", c.src, err)
+	}
+	dst, err := name.ParseReference(target[:strings.LastIndex(target, ":")]+":"+seedTag, name.Insecure)
+	if err != nil {
+		return err
+	}
+	return e.push(ctx, dst, idx)
 }
 
 // sameDescriptors compares descriptors as they are written in a manifest.

@@ -31,7 +31,7 @@ type rebaseTally struct {
 // Check reads the result index and compares each variant with what a
 // correct rebase gives.
 func (c *rebaseCase) Check(ctx context.Context, target string) ([]finding, error) {
-	idx, im, err := readResultIndex(ctx, target)
+	idx, im, err := readResultIndex(ctx, target, c.auth)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (c *rebaseCase) Check(ctx context.Context, target string) ([]finding, error
 	if err := t.addAttestations(idx, atts, images); err != nil {
 		return nil, err
 	}
-	n := len(rebasePlatforms)
+	n := len(c.plats())
 	attText := ratioWord("provenance", "no provenance", t.provenance, n)
 	if t.atts > 0 {
 		attText += fmt.Sprintf(", **kept %d (stale)**", t.atts)

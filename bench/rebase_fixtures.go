@@ -6,7 +6,6 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	specs "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/imgctl/imgctl/internal/regtest"
@@ -18,13 +17,13 @@ const (
 	rebaseWinNew = "10.0.26100.33674"
 )
 
-// benchBases builds a base per platform for one month: the regtest base
+// benchBases builds a base per platform of ps for one month: the regtest base
 // fixture (nanoserver-like for Windows, a small Linux image otherwise) plus
 // an incompressible payload layer, so that a tool that reads base layers
 // shows it in the byte counts.
-func benchBases(winVersion, month string) (map[string]v1.Image, error) {
+func benchBases(ps []platformSpec, winVersion, month string) (map[string]v1.Image, error) {
 	out := map[string]v1.Image{}
-	for _, p := range rebasePlatforms {
+	for _, p := range ps {
 		var img v1.Image
 		var err error
 		prefix := "usr/lib/"
@@ -81,14 +80,14 @@ func withPayload(img v1.Image, name, seed string, size int) (v1.Image, error) {
 	}})
 }
 
-// attestedApps builds the app variant of each rebase platform on its base
+// attestedApps builds the app variant of each platform of ps on its base
 // in bases (base annotations naming baseName(p)), each with a BuildKit-style
 // attestation manifest, marks their configs, and returns the apps by
 // os/arch and the index of apps then attestations.
-func attestedApps(e *env, bases map[string]v1.Image, baseName func(platformSpec) string) (map[string]v1.Image, v1.ImageIndex, error) {
+func attestedApps(e *env, ps []platformSpec, bases map[string]v1.Image, baseName func(platformSpec) string) (map[string]v1.Image, v1.ImageIndex, error) {
 	var imgs, atts []regtest.Entry
 	apps := map[string]v1.Image{}
-	for _, p := range rebasePlatforms {
+	for _, p := range ps {
 		app, err := benchApp(p, bases[p.String()], baseName(p))
 		if err != nil {
 			return nil, nil, err
@@ -113,13 +112,14 @@ func attestedApps(e *env, bases map[string]v1.Image, baseName func(platformSpec)
 // Linux bases as one index base/distroless:latest, and marks their configs.
 func (c *rebaseCase) pushBases(ctx context.Context, e *env, bases map[string]v1.Image) error {
 	groups := map[string][]regtest.Entry{}
-	for _, p := range rebasePlatforms {
+	for _, p := range c.plats() {
 		img := bases[p.String()]
 		if err := markConfig(e, img); err != nil {
 			return err
 		}
 		groups[c.baseRepo(p)] = append(groups[c.baseRepo(p)], regtest.Entry{Image: img})
 	}
+	c.baseIndexed = true // each base tag holds an index, as on MCR
 	for repo, es := range groups {
 		idx, err := regtest.Index(es...)
 		if err != nil {
@@ -129,7 +129,7 @@ func (c *rebaseCase) pushBases(ctx context.Context, e *env, bases map[string]v1.
 		if err != nil {
 			return err
 		}
-		if _, err := regtest.Push(ref, idx, remote.WithContext(ctx)); err != nil {
+		if err := e.push(ctx, ref, idx); err != nil {
 			return fmt.Errorf("pushing %s: %w", repo, err)
 		}
 	}

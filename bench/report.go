@@ -68,31 +68,7 @@ func (r *report) markdown(ctx context.Context) (string, error) {
 
 	for _, cr := range r.cases {
 		w("## %s: %s\n\n%s\n\n", cr.c.Name(), cr.c.Title(), cr.c.Describe())
-		w("| tool | GET | HEAD | PUT | POST | PATCH | requests | mounts | manifest bytes | config bytes | layer bytes | wall |\n")
-		w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
-		for _, tr := range cr.tools {
-			s := summarize(tr.samples)
-			if s.Failed == s.Runs {
-				w("| %s | failed: %s |||||||||||\n", tr.tool.Name(), mdEscape(errText(s.FirstErr)))
-				continue
-			}
-			w("| %s | %d | %d | %d | %d | %d | **%d** | %d | %s | %s | %s | %s |\n", rowName(tr.tool, s),
-				s.Get, s.Head, s.Put, s.Post, s.Patch, s.Total, s.Mounts,
-				thousands(s.Manifest), thousands(s.Config), thousands(s.Layer), fmtWall(s.Wall))
-		}
-		w("\nWhat the result kept:\n\n")
-		writeResultTable(w, cr.tools)
-		failures := false
-		for _, tr := range cr.tools {
-			if s := summarize(tr.samples); s.Failed > 0 && s.Failed < s.Runs {
-				if !failures {
-					w("\n")
-				}
-				failures = true
-				w("- %s failed %d of %d runs; first error: %s\n", tr.tool.Name(), s.Failed, s.Runs, mdEscape(errText(s.FirstErr)))
-			}
-		}
-		w("\n")
+		writeCaseTables(w, cr)
 	}
 	w("## Goal\n\nComputed from the tables above (issues: \"index ... with the fewest requests of any tool\" for the " +
 		"index cases, \"imgctl rebase and the monthly base-image job\" for rebase-3).\n\n")
@@ -185,8 +161,11 @@ func (r *report) split(cr caseResult) (*toolResult, []*toolResult) {
 	return me, peers
 }
 
-// goalText is the goal section for the terminal.
+// goalText is the goal section for the terminal; "" for no report.
 func (r *report) goalText() string {
+	if r == nil {
+		return ""
+	}
 	var b strings.Builder
 	for _, g := range r.goals() {
 		fmt.Fprintf(&b, "%s: %s. %s\n", passFail(g.ok), g.title, g.detail)
@@ -244,6 +223,36 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// writeCaseTables writes a case's requests and bytes per tool, what each
+// result kept, and the runs that failed.
+func writeCaseTables(w func(string, ...any), cr caseResult) {
+	w("| tool | GET | HEAD | PUT | POST | PATCH | requests | mounts | manifest bytes | config bytes | layer bytes | wall |\n")
+	w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, tr := range cr.tools {
+		s := summarize(tr.samples)
+		if s.Failed == s.Runs {
+			w("| %s | failed: %s |||||||||||\n", tr.tool.Name(), mdEscape(errText(s.FirstErr)))
+			continue
+		}
+		w("| %s | %d | %d | %d | %d | %d | **%d** | %d | %s | %s | %s | %s |\n", rowName(tr.tool, s),
+			s.Get, s.Head, s.Put, s.Post, s.Patch, s.Total, s.Mounts,
+			thousands(s.Manifest), thousands(s.Config), thousands(s.Layer), fmtWall(s.Wall))
+	}
+	w("\nWhat the result kept:\n\n")
+	writeResultTable(w, cr.tools)
+	failures := false
+	for _, tr := range cr.tools {
+		if s := summarize(tr.samples); s.Failed > 0 && s.Failed < s.Runs {
+			if !failures {
+				w("\n")
+			}
+			failures = true
+			w("- %s failed %d of %d runs; first error: %s\n", tr.tool.Name(), s.Failed, s.Runs, mdEscape(errText(s.FirstErr)))
+		}
+	}
+	w("\n")
 }
 
 // writeResultTable writes what each tool's result contains: one column per

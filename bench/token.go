@@ -75,8 +75,17 @@ func runTokenCases(ctx context.Context, tools []tool, runs int, log io.Writer) (
 			return nil, fmt.Errorf("configuring %s: %w", t.Name(), err)
 		}
 	}
+	return runHandshakes(ctx, e, hc, auth.TokenRequests, filter(cases(), strings.Join(tokenCases, ","), benchCase.Name), tools, runs, log)
+}
+
+// runHandshakes sets up each case on e, a registry with token auth whose
+// middleware includes hc and whose token endpoint has served tokens()
+// requests so far, and runs every tool runs times, each into a fresh
+// repository token/<case>/<tool>-runN.
+func runHandshakes(ctx context.Context, e *env, hc *handshakeCounter, tokens func() int64, cs []benchCase,
+	tools []tool, runs int, log io.Writer) ([]tokenResult, error) {
 	var out []tokenResult
-	for _, c := range filter(cases(), strings.Join(tokenCases, ","), benchCase.Name) {
+	for _, c := range cs {
 		fmt.Fprintf(log, "case %s (token auth): pushing sources\n", c.Name())
 		if err := c.Setup(ctx, e); err != nil {
 			return nil, fmt.Errorf("setting up %s with token auth: %w", c.Name(), err)
@@ -85,11 +94,14 @@ func runTokenCases(ctx context.Context, tools []tool, runs int, log io.Writer) (
 		for r := range runs {
 			for _, t := range tools {
 				tr.tools = appendOnce(tr.tools, t.Name())
-				target := fmt.Sprintf("%s/token/%s/%s-run%d:merged", reg.Host(), c.Name(), slug(t.Name()), r+1)
-				p0, c0, t0 := hc.pings.Load(), hc.challenges.Load(), auth.TokenRequests()
-				s := e.measure(func() error { return t.Run(ctx, c.Op(target)) })
+				target := runTarget(e.reg.Host(), "token", c, t.Name(), r+1)
+				s := sample{Err: prepareRun(ctx, e, c, target)}
+				p0, c0, t0 := hc.pings.Load(), hc.challenges.Load(), tokens()
+				if s.Err == nil {
+					s = e.measure(func() error { return t.Run(ctx, c.Op(target)) })
+				}
 				h := handshake{requests: int64(s.Stats.Total()), pings: hc.pings.Load() - p0,
-					challenges: hc.challenges.Load() - c0, tokens: auth.TokenRequests() - t0, err: s.Err}
+					challenges: hc.challenges.Load() - c0, tokens: tokens() - t0, err: s.Err}
 				tr.runs[t.Name()] = append(tr.runs[t.Name()], h)
 				fmt.Fprintf(log, "  %s (token) run %d/%d %-14s %d requests, %d pings, %d tokens, %d challenges %v\n",
 					c.Name(), r+1, runs, t.Name(), h.requests, h.pings, h.tokens, h.challenges, errText(s.Err))
@@ -124,20 +136,12 @@ func tokenMarkdown(trs []tokenResult) string {
 		w("### %s\n\n| tool | requests | pings | tokens | 401s |\n|---|--:|--:|--:|--:|\n", tr.c.Name())
 		for _, name := range tr.tools {
 			hs := tr.runs[name]
-			var req, ping, tok, ch []int64
-			failed := 0
-			for _, h := range hs {
-				if h.err != nil {
-					failed++
-					continue
-				}
-				req, ping, tok, ch = append(req, h.requests), append(ping, h.pings), append(tok, h.tokens), append(ch, h.challenges)
-			}
-			if len(req) == 0 {
+			m, failed := medianHandshake(hs)
+			if failed == len(hs) {
 				w("| %s | failed: %s ||||\n", name, mdEscape(errText(hs[0].err)))
 				continue
 			}
-			w("| %s | **%d** | %d | %d | %d |\n", name, median(req), median(ping), median(tok), median(ch))
+			w("| %s | **%d** | %d | %d | %d |\n", name, m.requests, m.pings, m.tokens, m.challenges)
 			if failed > 0 {
 				w("| %s | failed %d of %d runs ||||\n", name, failed, len(hs))
 			}
@@ -145,4 +149,19 @@ func tokenMarkdown(trs []tokenResult) string {
 		w("\n")
 	}
 	return b.String()
+}
+
+// medianHandshake is the per-metric median of the successful runs, and how
+// many failed.
+func medianHandshake(hs []handshake) (handshake, int) {
+	var req, ping, tok, ch []int64
+	failed := 0
+	for _, h := range hs {
+		if h.err != nil {
+			failed++
+			continue
+		}
+		req, ping, tok, ch = append(req, h.requests), append(ping, h.pings), append(tok, h.tokens), append(ch, h.challenges)
+	}
+	return handshake{requests: median(req), pings: median(ping), tokens: median(tok), challenges: median(ch)}, failed
 }

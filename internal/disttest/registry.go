@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/imgctl/imgctl/internal/regtest"
 )
 
 // Options configure Start.
@@ -35,6 +37,19 @@ type Options struct {
 	// StartTimeout bounds the wait for the registry to answer; zero means
 	// 30 seconds.
 	StartTimeout time.Duration
+	// Token makes the proxy, not distribution, ask for a bearer token: it
+	// answers every request without its token with 401 and
+	// `WWW-Authenticate: Bearer realm="http://HOST/token",...`
+	// (regtest.BearerAuth), serves that token endpoint, which hands the
+	// token only to requests with the htpasswd user's basic credentials
+	// (the ones New writes into DOCKER_CONFIG), and forwards every request
+	// that carries the token to distribution with those basic credentials
+	// instead. It is not distribution's own token auth (that needs a JWT
+	// token server): tokens carry no scopes and any token grants the
+	// user's full access, but clients make the same handshake. Middleware
+	// set with SetMiddleware runs before the token check and sees the
+	// challenges and token requests.
+	Token bool
 }
 
 // Registry is a running distribution registry behind a recording reverse
@@ -46,6 +61,7 @@ type Registry struct {
 	timeout        time.Duration
 	upstream       *http.Transport
 	log            requestLog
+	bearer         *regtest.BearerAuth // with Options.Token
 
 	mu      sync.Mutex
 	mw      func(http.Handler) http.Handler
@@ -83,6 +99,9 @@ func Start(opts Options) (*Registry, error) {
 		password: randomHex(16), timeout: opts.StartTimeout}
 	if r.user == "" {
 		r.user = "imgctl"
+	}
+	if opts.Token {
+		r.bearer = &regtest.BearerAuth{Token: randomHex(16), User: r.user, Password: r.password, Service: "disttest"}
 	}
 	if r.timeout == 0 {
 		r.timeout = 30 * time.Second
@@ -231,11 +250,13 @@ func (r *Registry) serve(proxy http.Handler, w http.ResponseWriter, req *http.Re
 	r.mu.Lock()
 	mw := r.mw
 	r.mu.Unlock()
-	if mw == nil {
-		proxy.ServeHTTP(w, req)
-		return
+	if r.bearer != nil {
+		proxy = r.tokenAuth(proxy)
 	}
-	mw(proxy).ServeHTTP(w, req)
+	if mw != nil {
+		proxy = mw(proxy)
+	}
+	proxy.ServeHTTP(w, req)
 }
 
 // SetMiddleware wraps the proxy for requests that arrive afterwards, for

@@ -104,36 +104,46 @@ func (r *recorder) update(f func(*Stats)) {
 
 // countRequest records the method and kind of a request as it arrives.
 func (r *recorder) countRequest(method string, k kind) {
-	r.update(func(s *Stats) {
-		switch method {
-		case http.MethodGet:
-			s.Get++
-		case http.MethodHead:
-			s.Head++
-		case http.MethodPut:
-			s.Put++
-		case http.MethodPost:
-			s.Post++
-		case http.MethodPatch:
-			s.Patch++
-		case http.MethodDelete:
-			s.Delete++
-		default:
-			s.OtherMethod++
-		}
-		switch k {
-		case kindManifest:
-			s.Manifests++
-		case kindBlob:
-			s.Blobs++
-		case kindUpload:
-			s.Uploads++
-		case kindTags:
-			s.Tags++
-		default:
-			s.Other++
-		}
-	})
+	r.update(func(s *Stats) { s.count(method, k) })
+}
+
+// Count adds a request with method for the URL path p to s, by method and
+// by kind, as a Registry counts the requests it serves: for counts of
+// requests recorded elsewhere (such as disttest's proxy).
+func (s *Stats) Count(method, p string) {
+	k, _ := classify(p)
+	s.count(method, k)
+}
+
+func (s *Stats) count(method string, k kind) {
+	switch method {
+	case http.MethodGet:
+		s.Get++
+	case http.MethodHead:
+		s.Head++
+	case http.MethodPut:
+		s.Put++
+	case http.MethodPost:
+		s.Post++
+	case http.MethodPatch:
+		s.Patch++
+	case http.MethodDelete:
+		s.Delete++
+	default:
+		s.OtherMethod++
+	}
+	switch k {
+	case kindManifest:
+		s.Manifests++
+	case kindBlob:
+		s.Blobs++
+	case kindUpload:
+		s.Uploads++
+	case kindTags:
+		s.Tags++
+	default:
+		s.Other++
+	}
 }
 
 // middleware counts every request and wraps the body and response writer
