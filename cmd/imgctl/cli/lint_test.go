@@ -63,8 +63,9 @@ func TestLintWindowsBaseRelease(t *testing.T) {
 }
 
 // TestLintLinkInWindowsStage: a COPY --link in the Windows final stage is
-// an error finding at its line in text, JSON and SARIF (exit 1); the same
-// --link in the Linux final stage is not.
+// an error finding at its line in text, JSON and SARIF (exit 1), and build
+// stops on it before it dials the builder; the same --link in the Linux
+// final stage is not a finding.
 func TestLintLinkInWindowsStage(t *testing.T) {
 	df := filepath.Join(t.TempDir(), "Dockerfile")
 	body := "FROM --platform=$BUILDPLATFORM golang:1.26 AS build\n" +
@@ -108,6 +109,12 @@ func TestLintLinkInWindowsStage(t *testing.T) {
 	if rs := l.Runs[0].Results; len(rs) != 1 || rs[0].RuleID != "link-in-windows-stage" || rs[0].Level != "error" ||
 		rs[0].Locations[0].PhysicalLocation.Region.StartLine != 4 {
 		t.Errorf("sarif: want one error result link-in-windows-stage at line 4\n%s", out)
+	}
+	// build's preflight reports it before it dials the builder.
+	out, errOut, code = run(t, "build", "--builder", "unix:///nonexistent/buildkitd.sock", "-t", "127.0.0.1:1/app:x",
+		"-f", df, "--windows", "ltsc2022", filepath.Dir(df))
+	if want := df + ":4: [link-in-windows-stage]"; code != ExitFailed || !strings.Contains(out, want) || strings.Contains(errOut, "nonexistent") {
+		t.Errorf("build: exit %d, want 1 with %q before dialing\n%s%s", code, want, out, errOut)
 	}
 }
 
