@@ -205,7 +205,9 @@ func (c *countedLayer) Compressed() (io.ReadCloser, error) {
 	return c.rd, nil
 }
 
-// countingReader adds the bytes read through it to *n.
+// countingReader adds the bytes read through it to *n. Hand-written: neither
+// the standard library nor go-containerregistry counts a blob's bytes, and
+// registry.Client counts requests only.
 type countingReader struct {
 	io.ReadCloser
 	n *int64
