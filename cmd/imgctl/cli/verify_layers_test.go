@@ -129,3 +129,32 @@ func TestVerifyLayers(t *testing.T) {
 		t.Errorf("plain verify: exit %d, want 0, no layers field and no layer read\n%s\n%s", code, out, log.String())
 	}
 }
+
+// TestVerifyLayersSkipsForeign: a foreign (non-distributable) layer among
+// an image's own layers is never read, even when --link-shaped: nodes fetch
+// it from its urls, and the registry may not hold it.
+func TestVerifyLayersSkipsForeign(t *testing.T) {
+	reg := regtest.New(t)
+	base := regtest.Must(regtest.WindowsBaseImage(regtest.OSVersionLTSC2025, regtest.WithDockerMediaTypes()))(t)
+	baseRef, baseDigest, err := reg.PushTag("base/nanoserver:ltsc2025", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := regtest.Must(regtest.StageLayer(types.DockerForeignLayer, false, "app/app.exe"))(t)
+	d := regtest.Must(l.Digest())(t)
+	img, err := mutate.Append(base, mutate.Addendum{Layer: l, MediaType: types.DockerForeignLayer, URLs: []string{regtest.ForeignLayerURLPrefix + d.String()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img = mutate.Annotations(img, map[string]string{snapshot.AnnotationBaseName: baseRef.String(), snapshot.AnnotationBaseDigest: baseDigest.String()}).(v1.Image)
+	ref := push(t, reg, "app:foreign", index(t, regtest.Entry{Image: img}))
+	var log requestLog
+	uninstall := log.install(reg)
+	out, errOut, code := run(t, "verify", ref, "--layers", "--target", "ltsc2025", "-o", "json")
+	uninstall()
+	r := decodeReport(t, out)
+	if code != ExitOK || r.severity(verify.RuleWindowsLayerLayout) != "" || r.Layers == nil || r.Layers.Read != 0 || r.Layers.Bytes != 0 ||
+		strings.Contains(log.String(), "/blobs/"+d.String()) {
+		t.Errorf("exit %d, layers %+v: want 0 and the foreign layer unread\n%s%s\n%s", code, r.Layers, out, errOut, log.String())
+	}
+}
