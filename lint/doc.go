@@ -29,6 +29,12 @@
 //     digest, latest) and whose image or index offers no variant of the
 //     build. Without it such a base passes lint and the build fails after
 //     the solve.
+//   - link-in-windows-stage: a COPY --link or ADD --link in a stage whose
+//     filesystem becomes a Windows image (the Windows target stage and the
+//     stages it is FROM, not those it copies from). BuildKit writes a
+//     layer in the Windows layout (Files/, Hives/) only when its parent
+//     chain comes from a pulled Windows image; a --link layer has no
+//     parent, so its files would not appear under C:\.
 //
 // imgctl build runs Preflight for every variant before it contacts the
 // daemon, and imgctl lint runs it alone. FinalBases uses the same graph to

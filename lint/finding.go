@@ -23,6 +23,12 @@ const (
 	// or (with Options.Resolve) a base that offers no variant of the
 	// release's build.
 	RuleWindowsBaseRelease = "windows-base-release"
+	// RuleLinkInWindowsStage: a COPY --link or ADD --link in a stage whose
+	// filesystem becomes a Windows image. BuildKit writes a layer in the
+	// Windows layout (Files/, Hives/) only when its parent chain comes from
+	// a pulled Windows image; a --link layer has no parent, so its files
+	// would not appear under C:\.
+	RuleLinkInWindowsStage = "link-in-windows-stage"
 )
 
 // SeverityError marks a finding that makes the build fail or produce a broken image.

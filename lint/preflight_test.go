@@ -180,6 +180,54 @@ FROM base-${FLAVOR}
 		opts: Options{Platforms: []v1.Platform{windowsAMD64}, BuildArgs: map[string]string{"FLAVOR": "tools"}},
 		want: []want{{RuleRunInWindowsStage, 4, "windows/amd64", "base-tools"}},
 	}, {
+		name: "COPY --link and ADD --link in the windows final stage",
+		dockerfile: `FROM --platform=$BUILDPLATFORM golang:1.26 AS build
+RUN GOOS=windows go build -o /out/hello.exe .
+FROM mcr.microsoft.com/windows/nanoserver:ltsc2022
+COPY --link --from=build /out/hello.exe /app/hello.exe
+ADD --link=true config.json /app/config.json
+COPY --link=false --from=build /out/hello.exe /app/copy.exe
+COPY --from=build /out/hello.exe /app/plain.exe
+ENTRYPOINT ["C:\\app\\hello.exe"]
+`,
+		opts: Options{Platforms: allPlatforms},
+		want: []want{
+			{RuleLinkInWindowsStage, 4, "windows/amd64", "stage-1"},
+			{RuleLinkInWindowsStage, 5, "windows/amd64", "stage-1"},
+		},
+	}, {
+		name: "COPY --link in a linux stage or a stage windows copies from passes",
+		dockerfile: `FROM --platform=$BUILDPLATFORM golang:1.26 AS build
+COPY --link . /src
+RUN GOOS=windows go build -o /out/hello.exe /src
+FROM alpine AS final-linux
+COPY --link --from=build /out/hello.exe /hello
+FROM mcr.microsoft.com/windows/nanoserver:ltsc2022 AS final-windows
+COPY --from=build /out/hello.exe /app/hello.exe
+FROM final-${TARGETOS}
+`,
+		opts: Options{Platforms: allPlatforms},
+	}, {
+		name: "COPY --link in the windows stage the final stage is FROM",
+		dockerfile: `FROM mcr.microsoft.com/windows/nanoserver:ltsc2022 AS winbase
+COPY --link hello.exe /app/hello.exe
+FROM winbase AS final-windows
+COPY config.json /app/config.json
+FROM alpine AS final-linux
+COPY --link hello /hello
+FROM final-${TARGETOS}
+`,
+		opts: Options{Platforms: allPlatforms},
+		want: []want{{RuleLinkInWindowsStage, 2, "windows/amd64", "winbase"}},
+	}, {
+		name: "COPY --link in a windows stage only copied from passes",
+		dockerfile: `FROM mcr.microsoft.com/windows/nanoserver:ltsc2022 AS assets
+COPY --link assets/ /assets/
+FROM mcr.microsoft.com/windows/nanoserver:ltsc2022
+COPY --from=assets /assets/ /app/assets/
+`,
+		opts: Options{Platforms: []v1.Platform{windowsAMD64}},
+	}, {
 		name: "os.version appears in the platform",
 		dockerfile: `FROM mcr.microsoft.com/windows/nanoserver:ltsc2025
 RUN echo hi

@@ -138,6 +138,20 @@ func (s *stage) linkCommands(all []*stage, byName map[string]*stage) error {
 	return nil
 }
 
+// imageStages returns the stages whose filesystem becomes the image when
+// building for target p: for a Windows target, the target stage and the
+// stages it is FROM-based on (not those it copies from); none otherwise.
+func (g *stageGraph) imageStages(p v1.Platform) map[*stage]bool {
+	out := map[*stage]bool{}
+	if p.OS != "windows" {
+		return out
+	}
+	for s := g.target; s != nil; s = s.base {
+		out[s] = true
+	}
+	return out
+}
+
 // reachable returns the stages the target depends on, in Dockerfile order.
 func (g *stageGraph) reachable() []*stage {
 	seen := map[*stage]bool{}

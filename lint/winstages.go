@@ -14,6 +14,7 @@ import (
 func windowsStageFindings(g *stageGraph, file string, p v1.Platform, reported map[*parser.Node]bool) []Finding {
 	var findings []Finding
 	plat := p.String()
+	image := g.imageStages(p)
 	for _, s := range g.reachable() {
 		if s.platform.OS != "windows" {
 			continue
@@ -25,6 +26,16 @@ func windowsStageFindings(g *stageGraph, file string, p v1.Platform, reported ma
 				f.Rule = RuleRunInWindowsStage
 				f.Message = fmt.Sprintf("stage %q runs on windows when building %s: a Linux builder cannot RUN %q; "+
 					"move the work to a FROM --platform=$BUILDPLATFORM stage and COPY --from it", s.name, plat, strings.TrimSpace(c.String()))
+			case *instructions.CopyCommand:
+				if !c.Link || !image[s] {
+					continue
+				}
+				f.Rule, f.Message = RuleLinkInWindowsStage, linkMessage("COPY", s.name, plat)
+			case *instructions.AddCommand:
+				if !c.Link || !image[s] {
+					continue
+				}
+				f.Rule, f.Message = RuleLinkInWindowsStage, linkMessage("ADD", s.name, plat)
 			case *instructions.EntrypointCommand:
 				if !c.PrependShell || lineReported(reported, f.Line) {
 					continue
@@ -42,6 +53,12 @@ func windowsStageFindings(g *stageGraph, file string, p v1.Platform, reported ma
 		}
 	}
 	return findings
+}
+
+func linkMessage(instr, stage, plat string) string {
+	return fmt.Sprintf("%s --link in stage %q, whose filesystem becomes the %s image: a --link layer has no parent, "+
+		"so BuildKit writes it without the Windows layout (Files/, Hives/) and the files would not appear under C:\\; "+
+		"drop --link", instr, stage, plat)
 }
 
 func shellFormMessage(instr, stage string) string {

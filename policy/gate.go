@@ -29,6 +29,9 @@ type Gate struct {
 	// Concurrency bounds concurrent signature checks; 0 means
 	// snapshot.DefaultConcurrency.
 	Concurrency int
+	// Layers reads the Windows images' own layers (not their base's) and
+	// checks their tar entries (verify --layers, see verify.EvaluateLayers).
+	Layers bool
 
 	cache *attestationCache // attestations read, see reader
 }
@@ -91,7 +94,8 @@ func union[T any](a, b []T, key func(T) string) []T {
 
 // Check evaluates a snapshot of the manifest at s.Digest in repo: verify's
 // rules, the allowed bases, the signatures and attestations the gate
-// requires (see chain), then the severity overrides. Signatures or
+// requires (see chain), with Layers the Windows images' own layers (see
+// readLayers), then the severity overrides. Signatures or
 // attestations that cannot be read are an error, not a finding (see
 // sign.Verify): there is then no report.
 func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *snapshot.Snapshot) (*verify.Report, error) {
@@ -102,6 +106,13 @@ func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *s
 		return nil, err
 	}
 	rep.Findings = append(rep.Findings, fs...)
+	if g.Layers {
+		l, err := g.readLayers(ctx, repo, s)
+		if err != nil {
+			return nil, err
+		}
+		verify.EvaluateLayers(rep, s, l)
+	}
 	g.Rules.Apply(rep)
 	return rep, nil
 }

@@ -1,7 +1,8 @@
 // Package verify checks a published index before promotion: that every
 // Windows variant carries an os.version that target nodes accept, and that
 // the engines those nodes run pick a variant that starts. It reads the index,
-// the child manifests and their configs, never a layer, and returns findings;
+// the child manifests and their configs, never a layer, and returns findings
+// (EvaluateLayers judges the layer entries a caller read for verify --layers);
 // it depends on neither build nor index so the gate stays independent of the
 // thing it gates.
 //
@@ -41,6 +42,9 @@ const (
 	RuleNotAnIndex             = "not-an-index"
 	RuleNoDescriptorPlatform   = "no-descriptor-platform"
 	RuleNestedIndex            = "nested-index"
+	// The layer rules, reported by EvaluateLayers (verify --layers).
+	RuleWindowsLayerLayout = "windows-layer-layout"
+	RuleLayersUnchecked    = "layers-unchecked"
 	// The supply-chain rules, reported by EvaluateAttestations.
 	RuleMissingProvenance = "missing-provenance"
 	RuleMissingSBOM       = "missing-sbom"
@@ -54,6 +58,7 @@ var Rules = []string{
 	RuleOrderingQuirk, RuleShellFormEntrypoint, RuleContainerAdministrator, RuleForeignLayers,
 	RuleMissingPlatform, RuleDanglingAttestation, RuleNotAnIndex, RuleNoDescriptorPlatform, RuleNestedIndex,
 	RuleMissingProvenance, RuleMissingSBOM, RuleUntrustedBuilder,
+	RuleWindowsLayerLayout, RuleLayersUnchecked,
 }
 
 // ErrNoMatch is returned by Resolve when the engine runs no variant.
@@ -86,6 +91,8 @@ type Report struct {
 	Passed   bool           `json:"passed"`
 	Findings []Finding      `json:"findings"`
 	Targets  []TargetResult `json:"targets"`
+	// Layers is what verify --layers read (EvaluateLayers); nil without it.
+	Layers *LayerStats `json:"layers,omitempty"`
 }
 
 // Errors returns the findings of error severity.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/compression"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -99,6 +100,38 @@ func newLayer(entries []entry, windows bool, mt types.MediaType) (v1.Layer, erro
 	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(b)), nil
 	}, tarball.WithMediaType(mt))
+	if err != nil {
+		return nil, fmt.Errorf("making layer: %w", err)
+	}
+	return l, nil
+}
+
+// StageLayer returns a layer of the named entries (directory names end in
+// "/", a file holds its own name), as a stage of a build adds on top of its
+// base: in the Windows layout BuildKit writes (the Hives and Files roots
+// first, PAX records) when windows is set, or as a --link layer comes out
+// of a Linux builder (names as given, no roots) when not. mt is its media
+// type; zstd media types are zstd-compressed, others gzip.
+func StageLayer(mt types.MediaType, windows bool, names ...string) (v1.Layer, error) {
+	entries := make([]entry, 0, len(names))
+	for _, n := range names {
+		e := entry{name: n}
+		if !e.dir() {
+			e.data = n
+		}
+		entries = append(entries, e)
+	}
+	b, err := tarLayer(entries, windows)
+	if err != nil {
+		return nil, err
+	}
+	opts := []tarball.LayerOption{tarball.WithMediaType(mt)}
+	if mt == types.OCILayerZStd {
+		opts = append(opts, tarball.WithCompression(compression.ZStd))
+	}
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(b)), nil
+	}, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("making layer: %w", err)
 	}

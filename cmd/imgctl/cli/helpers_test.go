@@ -40,6 +40,10 @@ type jsonReport struct {
 		Selected  string `json:"selected"`
 		OSVersion string `json:"os_version"`
 	} `json:"targets"`
+	Layers *struct {
+		Read  int   `json:"read"`
+		Bytes int64 `json:"bytes"`
+	} `json:"layers"`
 }
 
 func decodeReport(t *testing.T, s string) jsonReport {

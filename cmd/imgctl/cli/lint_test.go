@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,6 +59,62 @@ func TestLintWindowsBaseRelease(t *testing.T) {
 				t.Errorf("exit %d, want %d with %q\n%s%s", code, tc.exit, tc.want, out, errOut)
 			}
 		})
+	}
+}
+
+// TestLintLinkInWindowsStage: a COPY --link in the Windows final stage is
+// an error finding at its line in text, JSON and SARIF (exit 1), and build
+// stops on it before it dials the builder; the same --link in the Linux
+// final stage is not a finding.
+func TestLintLinkInWindowsStage(t *testing.T) {
+	df := filepath.Join(t.TempDir(), "Dockerfile")
+	body := "FROM --platform=$BUILDPLATFORM golang:1.26 AS build\n" +
+		"RUN GOOS=windows go build -o /out/app.exe .\n" +
+		"FROM mcr.microsoft.com/windows/nanoserver:ltsc2022 AS final-windows\n" +
+		"COPY --link --from=build /out/app.exe /app/app.exe\n" +
+		"FROM alpine AS final-linux\n" +
+		"COPY --link --from=build /out/app.exe /app/app\n" +
+		"FROM final-${TARGETOS}\n"
+	if err := os.WriteFile(df, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"lint", "-f", df, "--windows", "ltsc2022", filepath.Dir(df)}
+	out, errOut, code := run(t, args...)
+	if want := df + ":4: [link-in-windows-stage] COPY --link in stage \"final-windows\""; code != ExitFailed || !strings.Contains(out, want) ||
+		strings.Contains(out, ":6:") || !strings.Contains(out, `would not appear under C:\`) {
+		t.Errorf("text: exit %d, want 1 with %q and no finding on line 6\n%s%s", code, want, out, errOut)
+	}
+
+	out, errOut, code = run(t, append(args, "-o", "json")...)
+	var rep struct {
+		Passed   bool `json:"passed"`
+		Findings []struct {
+			Rule, Severity, File string
+			Line                 int
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != ExitFailed {
+		t.Fatalf("json: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	if rep.Passed || len(rep.Findings) != 1 || rep.Findings[0].Rule != "link-in-windows-stage" ||
+		rep.Findings[0].Severity != "error" || rep.Findings[0].Line != 4 || rep.Findings[0].File != df {
+		t.Errorf("json: want one error finding link-in-windows-stage at %s:4\n%s", df, out)
+	}
+
+	out, errOut, code = run(t, append(args, "-o", "sarif")...)
+	if code != ExitFailed {
+		t.Fatalf("sarif: exit %d\n%s%s", code, out, errOut)
+	}
+	l := decodeSARIF(t, out, lintRuleIDs)
+	if rs := l.Runs[0].Results; len(rs) != 1 || rs[0].RuleID != "link-in-windows-stage" || rs[0].Level != "error" ||
+		rs[0].Locations[0].PhysicalLocation.Region.StartLine != 4 {
+		t.Errorf("sarif: want one error result link-in-windows-stage at line 4\n%s", out)
+	}
+	// build's preflight reports it before it dials the builder.
+	out, errOut, code = run(t, "build", "--builder", "unix:///nonexistent/buildkitd.sock", "-t", "127.0.0.1:1/app:x",
+		"-f", df, "--windows", "ltsc2022", filepath.Dir(df))
+	if want := df + ":4: [link-in-windows-stage]"; code != ExitFailed || !strings.Contains(out, want) || strings.Contains(errOut, "nonexistent") {
+		t.Errorf("build: exit %d, want 1 with %q before dialing\n%s%s", code, want, out, errOut)
 	}
 }
 

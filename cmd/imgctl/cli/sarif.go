@@ -31,6 +31,7 @@ var (
 		{lint.RuleInvalidExecForm, "an exec-form instruction that is not a JSON string array: BuildKit would run it through a shell"},
 		{lint.RuleShellFormEntrypoint, "a shell-form ENTRYPOINT or CMD in a Windows stage"},
 		{lint.RuleWindowsBaseRelease, "a Windows stage whose base cannot give the Windows release being built"},
+		{lint.RuleLinkInWindowsStage, "a COPY --link or ADD --link in a stage that becomes a Windows image: the layer misses the Windows layout"},
 	}
 	workloadRules = []sarifRule{
 		{kube.RuleWindowsForbiddenField, "a field the API server rejects in a pod with spec.os.name: windows"},

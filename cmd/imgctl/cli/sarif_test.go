@@ -78,6 +78,10 @@ func decodeSARIF(t *testing.T, out string, rules []string) sarifLog {
 	return l
 }
 
+// lintRuleIDs are the rules a lint SARIF log lists, in order.
+var lintRuleIDs = []string{lint.RuleRunInWindowsStage, lint.RuleInvalidExecForm, lint.RuleShellFormEntrypoint,
+	lint.RuleWindowsBaseRelease, lint.RuleLinkInWindowsStage}
+
 // TestSARIFLint: lint -o sarif is a schema-valid log whose results point
 // at the Dockerfile (named by its absolute path) relative to the working
 // directory, and at its lines;
@@ -99,7 +103,7 @@ func TestSARIFLint(t *testing.T) {
 	if code != ExitFailed {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
 	}
-	l := decodeSARIF(t, out, []string{lint.RuleRunInWindowsStage, lint.RuleInvalidExecForm, lint.RuleShellFormEntrypoint, lint.RuleWindowsBaseRelease})
+	l := decodeSARIF(t, out, lintRuleIDs)
 	const uri = "my%20app/Dockerfile"
 	got := map[string]int{}
 	for _, r := range l.Runs[0].Results {
@@ -121,7 +125,7 @@ func TestSARIFLint(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("clean: exit %d\n%s%s", code, out, errOut)
 	}
-	if l := decodeSARIF(t, out, []string{lint.RuleRunInWindowsStage, lint.RuleInvalidExecForm, lint.RuleShellFormEntrypoint, lint.RuleWindowsBaseRelease}); len(l.Runs[0].Results) != 0 || !strings.Contains(out, `"results": []`) {
+	if l := decodeSARIF(t, out, lintRuleIDs); len(l.Runs[0].Results) != 0 || !strings.Contains(out, `"results": []`) {
 		t.Errorf("clean Dockerfile: want an empty results array\n%s", out)
 	}
 }

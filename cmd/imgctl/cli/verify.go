@@ -20,6 +20,7 @@ type verifyOptions struct {
 	runAsNonRoot bool
 	engine       string
 	concurrency  int
+	layers       bool
 	gateFlags
 }
 
@@ -28,7 +29,7 @@ func newVerifyCmd(ro *rootOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify REF",
 		Short: "Check that every Windows variant carries an os.version target nodes accept",
-		Long: `verify reads an index, its child manifests and their configs (never a layer)
+		Long: `verify reads an index, its child manifests and their configs (no layer unless --layers)
 and simulates how containerd 2.x, containerd 1.7 and Docker pick a variant on
 each target Windows build. With --key it checks the cosign signatures of the
 index and of every child but attestations, offline: the legacy .sig tags and
@@ -38,12 +39,23 @@ a policy file. It
 exits 0 when the index passes, 1 when it has error findings, and 2 on usage,
 network or registry errors.
 
+--layers also reads, in full, the layers each Windows image adds to its
+base (its org.opencontainers.image.base.name/.digest annotations name the
+base, whose layers are never read) and checks every tar entry against the
+layout a Windows node imports: the roots Files and Hives, everything else
+under Files/, Hives/ or UtilityVM/, whiteouts only under Files/
+(windows-layer-layout, an error: a COPY --link layer built on Linux misses
+it, and its files would not appear under C:\). An image without base
+annotations is not read (layers-unchecked, a warning). The report says how
+many layers and bytes it read.
+
 A policy's supplyChain section requires, per platform, signatures by given
 keys, a SLSA provenance attestation from a trusted builder
 (missing-provenance, untrusted-builder) and an SBOM (missing-sbom). verify
 reads attestation manifests and their provenance statements only when the
 policy requires them.`,
 		Example: `  imgctl verify registry.example.com/app:1.0 --target ltsc2022,ltsc2025
+  imgctl verify registry.example.com/app:1.0 --layers
   imgctl verify registry.example.com/app:1.0 --require-platform linux/amd64,linux/arm64 -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -71,7 +83,7 @@ policy requires them.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.Ref, err)
 			}
-			gate.Registry = rc
+			gate.Registry, gate.Layers = rc, o.layers
 			rep, err := gate.Check(cmd.Context(), f.Ref.String(), f.Ref.Context(), snap)
 			if err != nil {
 				return err
@@ -97,6 +109,7 @@ policy requires them.`,
 	fl.BoolVar(&o.hostProcess, "hostprocess", false, "accept Windows variants without os.version (HostProcess images)")
 	fl.BoolVar(&o.runAsNonRoot, "run-as-non-root", false, "fail Windows images whose user is ContainerAdministrator")
 	fl.StringVar(&o.engine, "engine", "", "simulate only this engine: containerd, containerd-1.7 or docker (default: all, containerd decides)")
+	fl.BoolVar(&o.layers, "layers", false, "also read each Windows image's own layers (not its base's) and check their entries are in the Windows layout")
 	fl.IntVar(&o.concurrency, "concurrency", snapshot.DefaultConcurrency, "concurrent manifest and config fetches")
 	o.add(fl)
 	addNodesFlag(cmd)
@@ -155,6 +168,9 @@ func printReport(w io.Writer, format string, rep *verify.Report) error {
 			where = " " + where
 		}
 		fmt.Fprintf(w, "%-7s %s%s: %s\n", f.Severity, f.Rule, where, f.Message)
+	}
+	if l := rep.Layers; l != nil {
+		fmt.Fprintf(w, "layers: read %d layer(s), %d bytes\n", l.Read, l.Bytes)
 	}
 	_, err := fmt.Fprintf(w, "%d error(s), %d finding(s)\n", len(rep.Errors()), len(rep.Findings))
 	return err
