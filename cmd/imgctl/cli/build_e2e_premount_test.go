@@ -24,8 +24,8 @@ import (
 // premountDockerfile builds the Windows stage with a plain COPY, the path
 // on which BuildKit pulls the base and then pushes its layers again (see
 // build/premount.go).
-const premountDockerfile = `ARG LINUX_BASE
-ARG WINDOWS_BASE
+const premountDockerfile = `ARG LINUX_BASE=gcr.io/distroless/static-debian12:nonroot
+ARG WINDOWS_BASE=mcr.microsoft.com/windows/nanoserver:ltsc2025
 FROM ${LINUX_BASE} AS final-linux
 COPY app.exe /app/app.exe
 FROM ${WINDOWS_BASE} AS final-windows
