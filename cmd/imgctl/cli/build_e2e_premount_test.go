@@ -233,6 +233,52 @@ func TestBuildPremountDist(t *testing.T) {
 			t.Errorf("BuildKit now labels the pulled base layer with its source %q: its push can mount by itself, and the pre-mount may be redundant", label)
 		}
 	})
+	// A registry that answers a mount with an upload session (202): the
+	// session is cancelled, the build goes on, and BuildKit uploads the
+	// layer itself.
+	t.Run("refused mount left to BuildKit", func(t *testing.T) {
+		refused := reg.Host() + "/app/refused:1"
+		up := &uploadBytes{prefix: "/v2/app/refused/blobs/uploads/", bySession: map[string]int64{}, byDigest: map[string]int64{}}
+		reg.SetMiddleware(func(next http.Handler) http.Handler { return up.middleware(refuseMounts(next)) })
+		reg.ResetRequests()
+		out, stderr, code := run(t, "build", "-v", "--builder", daemon.Addr, "--progress", "plain", "--no-verify",
+			"--platform", "windows/amd64", "--windows", "ltsc2025", "--windows-base", "ltsc2025="+winRef.String(), "-t", refused, ctxDir)
+		reg.SetMiddleware(nil)
+		if code != 0 {
+			t.Fatalf("build exit %d\nstdout:\n%s\nstderr:\n%s", code, out, tail(stderr, 60))
+		}
+		l := winLayers[0]
+		if !strings.Contains(stderr, "base layer not mounted, BuildKit uploads it") || !strings.Contains(stderr, l.Digest.String()) {
+			t.Errorf("no debug line for the refused mount:\n%s", tail(stderr, 40))
+		}
+		if up.byDigest[l.Digest.String()] != l.Size {
+			t.Errorf("BuildKit uploaded %d bytes of the base layer, want %d", up.byDigest[l.Digest.String()], l.Size)
+		}
+		cancelled := 0
+		for _, q := range reg.Requests() {
+			if q.Method == http.MethodDelete && strings.HasPrefix(q.Path, up.prefix) {
+				cancelled++
+			}
+		}
+		if cancelled != 1 {
+			t.Errorf("%d upload sessions cancelled, want 1 (the refused mount's):\n%v", cancelled, reg.Requests())
+		}
+	})
+}
+
+// refuseMounts drops the mount and from parameters of a blob upload POST,
+// so that the registry answers with an upload session (202) as it does
+// for a blob it will not mount.
+func refuseMounts(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodPost && req.URL.Query().Has("mount") {
+			q := req.URL.Query()
+			q.Del("mount")
+			q.Del("from")
+			req.URL.RawQuery = q.Encode()
+		}
+		next.ServeHTTP(w, req)
+	})
 }
 
 // manifestLayers returns img's manifest layers.
