@@ -15,14 +15,11 @@ import (
 // the platform's own, arm64 by its v8 variant, and for Windows what
 // containerd's matcher takes (see the last case).
 func TestMatchChild(t *testing.T) {
-	var entries []regtest.Entry
-	for _, arch := range []string{"amd64", "arm64"} {
-		img, err := regtest.LinuxImage(arch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries = append(entries, regtest.Entry{Image: img})
+	_, linux, err := regtest.LinuxIndex()
+	if err != nil {
+		t.Fatal(err)
 	}
+	entries := []regtest.Entry{{Image: linux[0]}, {Image: linux[1]}}
 	for _, v := range []string{regtest.OSVersionLTSC2022, regtest.OSVersionLTSC2025} {
 		img, err := regtest.WindowsBaseImage(v)
 		if err != nil {

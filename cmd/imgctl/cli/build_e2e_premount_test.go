@@ -90,15 +90,7 @@ func TestBuildPremountDist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var entries []regtest.Entry
-	for _, arch := range []string{"amd64", "arm64"} {
-		img, err := regtest.LinuxImage(arch, regtest.WithSeed(t.Name()+hex.EncodeToString(pad[:16])))
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries = append(entries, regtest.Entry{Image: img})
-	}
-	linux, err := regtest.Index(entries...)
+	linux, linuxImages, err := regtest.LinuxIndex(regtest.WithSeed(t.Name() + hex.EncodeToString(pad[:16])))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +103,7 @@ func TestBuildPremountDist(t *testing.T) {
 		t.Fatal(err)
 	}
 	winLayers := manifestLayers(t, win)
-	amd64, err := entries[0].Image.Manifest()
+	amd64, err := linuxImages[0].Manifest()
 	if err != nil {
 		t.Fatal(err)
 	}
