@@ -55,8 +55,16 @@ import (
 // manifest lists the base's digests, see checkBaseLayers), the label key
 // uses the host without its port on both sides (handler.go:45 and :118),
 // and the mount's pull scope is added by the pusher itself
-// (pusher.go:204). COPY --link keeps the base lazy and mounts, but writes
-// a Windows layer without the Files/ layout (see the package doc).
+// (pusher.go:204). A COPY --link would leave the base lazy, which the
+// export annotates (cache/remote.go:181-213; not measured here), but it
+// writes a Windows layer without the Files/ layout (DESIGN.md).
+//
+// Confirmed on a fresh buildkitd against the distribution registry
+// (cmd/imgctl/cli TestBuildPremountDist): without the pre-mount the
+// Windows and Linux base layers were uploaded again and no mount was
+// tried; after the push the daemon's label on the pulled Windows base
+// layer names only the target repository, which the push added
+// (util/push/push.go:271), never the base's.
 //
 // Nothing in the exporter's attributes sets the label (the source
 // annotations come only from the pull), so the fix is on imgctl's side:
