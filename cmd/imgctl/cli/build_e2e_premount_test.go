@@ -7,12 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	contentapi "github.com/containerd/containerd/api/services/content/v1"
+	"github.com/docker/cli/cli/config"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
@@ -78,6 +80,11 @@ func (u *uploadBytes) middleware(next http.Handler) http.Handler {
 func TestBuildPremountDist(t *testing.T) {
 	reg := disttest.New(t, disttest.Options{})
 	reg.Login(t)
+	// The build session reads credentials through docker/cli's config.Dir,
+	// which keeps the DOCKER_CONFIG of the first build in this process.
+	prevDir := config.Dir()
+	config.SetDir(os.Getenv(config.EnvOverrideConfigDir))
+	t.Cleanup(func() { config.SetDir(prevDir) })
 	t.Setenv("BUILDKIT_HOST", "")
 
 	// Unique content, so that nothing cached anywhere helps; about 1 MB of
