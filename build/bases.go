@@ -44,15 +44,8 @@ type ResolvedBase struct {
 // ignored, attestations skipped), the first one in index order. ok is false
 // when raw is an image, not an index, or when the index has no such child.
 func childOfBuild(raw []byte, want v1.Platform) (child v1.Descriptor, ok bool, err error) {
-	var head struct {
-		MediaType types.MediaType `json:"mediaType"`
-		Manifests json.RawMessage `json:"manifests"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return v1.Descriptor{}, false, fmt.Errorf("reading base manifest: %w", err)
-	}
-	if !head.MediaType.IsIndex() && (head.MediaType != "" || head.Manifests == nil) {
-		return v1.Descriptor{}, false, nil
+	if idx, err := isIndex(raw); err != nil || !idx {
+		return v1.Descriptor{}, false, err
 	}
 	im, err := v1.ParseIndexManifest(bytes.NewReader(raw))
 	if err != nil {
@@ -64,4 +57,17 @@ func childOfBuild(raw []byte, want v1.Platform) (child v1.Descriptor, ok bool, e
 		}
 	}
 	return v1.Descriptor{}, false, nil
+}
+
+// isIndex reports whether raw, a base's manifest, is an index: by its
+// media type, or, when it states none, by a manifests list.
+func isIndex(raw []byte) (bool, error) {
+	var head struct {
+		MediaType types.MediaType `json:"mediaType"`
+		Manifests json.RawMessage `json:"manifests"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return false, fmt.Errorf("reading base manifest: %w", err)
+	}
+	return head.MediaType.IsIndex() || (head.MediaType == "" && head.Manifests != nil), nil
 }

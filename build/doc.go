@@ -89,11 +89,28 @@
 // unless every solve succeeded.
 //
 // imgctl's own registry traffic is one handshake per registry
-// (one registry.Client), one HEAD of the tag before anything is solved and
-// the index PUT. It reads no base: the daemons resolve them (see Resolving
-// the bases), one resolution per distinct base reference and platform,
-// which on a warm daemon costs the base's registry one HEAD of the tag.
-// bench/RESULTS.md compares this with raw buildctl.
+// (one registry.Client), one HEAD of the tag before anything is solved,
+// one mount POST per base layer when a base shares the tag's registry
+// (see Base layers) and the index PUT. It reads no base: the daemons
+// resolve them (see Resolving the bases), one resolution per distinct base
+// reference and platform, which on a warm daemon costs the base's registry
+// one HEAD of the tag. bench/RESULTS.md compares this with raw buildctl.
+//
+// # Base layers
+//
+// BuildKit's push uploads the layers of a base it had to pull (a plain
+// COPY needs the base's files) even when the base sits in another
+// repository of the same registry: the pulled layer carries no
+// distribution-source label, so containerd's pusher has no repository to
+// mount from (premount.go has the code path). Before each solve, Build
+// mounts every distributable layer of the variant's resolved final bases
+// from the base's repository into the tag's (registry.Copier, one POST per
+// layer, each digest once per build, at most the client's Jobs at a time),
+// reading the base manifest from the daemon, which holds it since it
+// resolved the base. The push HEADs each blob first and skips what is
+// there. A refused mount is cancelled, logged at debug and left to
+// BuildKit. After the solve, Build checks that each image lists its base's
+// layer digests unchanged and says so in a note when it does not.
 //
 // # Pinning
 //

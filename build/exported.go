@@ -35,6 +35,8 @@ type exported struct {
 type exportedImage struct {
 	Descriptor v1.Descriptor
 	Config     *v1.ConfigFile
+	// Layers are the manifest's layers, as pushed.
+	Layers []v1.Descriptor
 }
 
 // blobSource reads a manifest or blob of a solve's result by descriptor.
@@ -206,5 +208,5 @@ func readExportedImage(ctx context.Context, src blobSource, d v1.Descriptor, top
 	if d.Platform != nil && desc.Platform != nil && desc.Platform.Variant == "" {
 		desc.Platform.Variant = d.Platform.Variant
 	}
-	return exportedImage{Descriptor: desc, Config: cf}, nil
+	return exportedImage{Descriptor: desc, Config: cf, Layers: m.Layers}, nil
 }

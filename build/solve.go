@@ -28,14 +28,16 @@ const (
 	FrontendGateway    = "gateway.v0"
 )
 
-// solveAll runs one Solve per variant concurrently, each on its daemon,
-// and returns what each pushed (read back from its daemon, see
+// solveAll runs one Solve per variant concurrently, each on its daemon
+// after pre-mounting its bases' layers into the tag's repository
+// (premount), and returns what each pushed (read back from its daemon, see
 // daemonContent), in variant order. It fans the
 // status of every solve into o.Status; with several daemons, each one's
 // vertices carry its label (see relabel).
 func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, rc *registry.Client, dfDir string) ([]*exported, error) {
 	out := make([]*exported, len(p.Variants))
 	repo := o.Tag.Context()
+	cp := rc.Copier(repo) // one for the build: each base layer is mounted once
 	g, gctx := errgroup.WithContext(ctx)
 	var fwd sync.WaitGroup
 	for i, v := range p.Variants {
@@ -52,6 +54,7 @@ func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, rc 
 				close(ch)
 				return err
 			}
+			bases := p.premount(gctx, i, c, cp, o)
 			o.logger().Info("solving", "variant", v.Name, "platforms", formatPlatforms(v.Platforms), "builder", a.Builder.Addr)
 			resp, err := c.Solve(gctx, nil, opt, ch)
 			if err != nil {
@@ -64,6 +67,7 @@ func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, rc 
 			if out[i], err = readExported(gctx, newDaemonContent(c, repo, rc), top, !p.tagsDirectly()); err != nil {
 				return fmt.Errorf("building %s: %w", v.Name, err)
 			}
+			checkBaseLayers(o, v, out[i], bases)
 			return nil
 		})
 	}

@@ -140,6 +140,16 @@ func (cp *Copier) Mount(ctx context.Context, h v1.Hash, from name.Repository) bo
 	return m.ok
 }
 
+// TryMount is Mount as one of the Copier's Jobs blob moves at a time: it
+// reports false, without a request, when ctx ends while it waits.
+func (cp *Copier) TryMount(ctx context.Context, h v1.Hash, from name.Repository) bool {
+	if err := cp.blobs.Acquire(ctx, 1); err != nil {
+		return false
+	}
+	defer cp.blobs.Release(1)
+	return cp.Mount(ctx, h, from)
+}
+
 func (cp *Copier) tryMount(ctx context.Context, h v1.Hash, from name.Repository) bool {
 	q := url.Values{"mount": {h.String()}, "from": {from.RepositoryStr()}}
 	resp, err := cp.do(ctx, http.MethodPost, cp.url("/v2/"+cp.repo.RepositoryStr()+"/blobs/uploads/", q), nil, nil)
@@ -229,12 +239,10 @@ func (cp *Copier) RemoteBlob(ctx context.Context, d v1.Hash, mt types.MediaType,
 		return nil
 	}
 	if Mountable(from, cp.repo) {
-		if err := cp.blobs.Acquire(ctx, 1); err != nil {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ok := cp.Mount(ctx, d, from)
-		cp.blobs.Release(1)
-		if ok {
+		if cp.TryMount(ctx, d, from) {
 			return nil
 		}
 	}

@@ -43,3 +43,22 @@ func seedSuffix(seed string) string {
 	}
 	return " seed=" + seed
 }
+
+// LinuxIndex returns an index of LinuxImage("amd64") and
+// LinuxImage("arm64"), with opts given to both, and the two images in
+// that order.
+func LinuxIndex(opts ...ImageOption) (idx v1.ImageIndex, images []v1.Image, err error) {
+	var entries []Entry
+	for _, arch := range []string{"amd64", "arm64"} {
+		img, err := LinuxImage(arch, opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		images = append(images, img)
+		entries = append(entries, Entry{Image: img})
+	}
+	if idx, err = Index(entries...); err != nil {
+		return nil, nil, err
+	}
+	return idx, images, nil
+}

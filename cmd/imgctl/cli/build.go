@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -178,6 +179,9 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 }
 
 func (o *buildOptions) run(cmd *cobra.Command, ro *rootOptions, contextDir string) error {
+	if _, file := cmd.ErrOrStderr().(*os.File); !file { // a file stays one, so that --progress auto finds a terminal
+		cmd.SetErr(&lockedWriter{w: cmd.ErrOrStderr()})
+	}
 	bo, err := o.options(cmd, ro, contextDir)
 	if err != nil {
 		return err

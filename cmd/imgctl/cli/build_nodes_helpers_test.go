@@ -100,15 +100,7 @@ func nodesFixture(t *testing.T, hello string) (host, ctxDir string, args []strin
 
 func seedNodeBases(t *testing.T, linuxRef, winRef string) {
 	t.Helper()
-	var entries []regtest.Entry
-	for _, arch := range []string{"amd64", "arm64"} {
-		img, err := regtest.LinuxImage(arch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries = append(entries, regtest.Entry{Image: img})
-	}
-	idx, err := regtest.Index(entries...)
+	idx, _, err := regtest.LinuxIndex()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,225 @@
+package build
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/containerd/containerd/v2/core/images"
+	"github.com/containerd/platforms"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/moby/buildkit/client"
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/registry"
+)
+
+// Why imgctl pre-mounts the base layers.
+//
+// After a plain COPY (not --link) onto a base, BuildKit v0.34.2 pushes the
+// base's layers again instead of mounting them from the base's repository,
+// even in the same registry. The cross-repository mount of containerd's
+// pusher needs the layer descriptor to carry the label
+// containerd.io/distribution.source.<host> = <repository>
+// (containerd v2.4.2 core/remotes/docker/pusher.go:202,
+// selectRepositoryMountCandidate in core/remotes/docker/handler.go:111-122;
+// with none it POSTs a plain upload). The label never reaches a base layer
+// that the build had to pull:
+//
+//   - Pulling an image labels its manifests and config, not its layers:
+//     filterLayerBlobs returns images.ErrSkipDesc for every layer
+//     (buildkit util/pull/pull.go:209-223), and containerd's
+//     images.Handlers aborts the chain on that error (core/images/
+//     handlers.go:85-101), so AppendDistributionSourceLabel, the last
+//     handler (util/pull/pull.go:147,155), never sees a layer.
+//   - A layer stays lazy until a step needs its content. A plain COPY
+//     needs the base's snapshot (cache/refs.go:1312 unlazyLayer), which
+//     fetches the blob with contentutil.Copy (cache/remote.go:362;
+//     util/contentutil/copy.go:33) into containerd's remotes.Fetch,
+//     which opens its writer with a ref and no labels
+//     (core/remotes/handlers.go:139-142).
+//   - At export, getRemote adds the distribution-source annotation only
+//     to refs that are still lazy, assuming that a non-lazy ref has the
+//     label in the content store (cache/remote.go:181-213), and the push's
+//     annotateDistributionSourceHandler copies the labels it finds there
+//     (util/push/push.go:162-212): none.
+//
+// So the layer reaches containerd's pusher with no source and is uploaded
+// whole. It is none of the other suspects: the Windows applier
+// (util/winlayers) extracts the blob but leaves its digest alone, the
+// exporter recompresses nothing without force-compression (the pushed
+// manifest lists the base's digests, see checkBaseLayers), the label key
+// uses the host without its port on both sides (handler.go:45 and :118),
+// and the mount's pull scope is added by the pusher itself
+// (pusher.go:204). A COPY --link would leave the base lazy, which the
+// export annotates (cache/remote.go:181-213; not measured here), but it
+// writes a Windows layer without the Files/ layout (DESIGN.md).
+//
+// Confirmed on a fresh buildkitd against the distribution registry
+// (cmd/imgctl/cli TestBuildPremountDist): without the pre-mount the
+// Windows and Linux base layers were uploaded again and no mount was
+// tried; after the push the daemon's label on the pulled Windows base
+// layer names only the target repository, which the push added
+// (util/push/push.go:271), never the base's.
+//
+// Nothing in the exporter's attributes sets the label (the source
+// annotations come only from the pull), so the fix is on imgctl's side:
+// the push HEADs every blob first and skips what the target repository
+// holds (pusher.go:125-163, the HEAD before the POST), so imgctl mounts the base
+// layers into the target repository before the solve, one POST each.
+
+// baseLayers are the layers of one resolved final base, for the target
+// platform plat of a variant.
+type baseLayers struct {
+	base   ResolvedBase
+	plat   v1.Platform
+	layers []v1.Descriptor
+}
+
+// premount mounts, before variant i is solved, every distributable layer
+// of its resolved final bases that sit in another repository of the tag's
+// registry into the tag's repository (cp's), so that BuildKit's push finds
+// them there and uploads none of them again (see the comment above). It
+// reads each base's manifest from the daemon c, which holds it since it
+// resolved the base, or else from the registry. A base it cannot read, and
+// a mount the registry refuses (cp cancels the upload it opened), are
+// logged at debug and left to BuildKit. The mounts run at most
+// Copier-Jobs at a time, each digest once per build. It returns what it
+// read, for checkBaseLayers.
+func (p *Plan) premount(ctx context.Context, i int, c *client.Client, cp *registry.Copier, o *Options) []baseLayers {
+	log, rc := o.logger(), o.registry()
+	var out []baseLayers
+	var g errgroup.Group
+	for _, fb := range p.Bases[i] {
+		rb, ok := p.resolved[resolvedKey(i, fb)]
+		if !ok || fb.Name == "" {
+			continue
+		}
+		ref, err := rc.ParseReference(rb.Name)
+		if err != nil || !registry.Mountable(ref.Context(), cp.Repository()) {
+			continue
+		}
+		layers, err := readBaseLayers(ctx, c, rc, ref.Context(), rb)
+		if err != nil {
+			log.Debug("not pre-mounting base", "base", rb.Name, "digest", rb.Digest.String(), "error", err)
+			continue
+		}
+		out = append(out, baseLayers{base: rb, plat: fb.Platform, layers: layers})
+		log.Info("pre-mounting", "base", rb.Name, "layers", len(layers), "into", cp.Repository().Name())
+		for _, l := range layers {
+			if !l.MediaType.IsDistributable() {
+				continue
+			}
+			g.Go(func() error {
+				if !cp.TryMount(ctx, l.Digest, ref.Context()) {
+					log.Debug("base layer not mounted, BuildKit uploads it", "base", rb.Name, "layer", l.Digest.String())
+				}
+				return nil
+			})
+		}
+	}
+	_ = g.Wait() // mounts report no error: a failed one is BuildKit's upload
+	return out
+}
+
+// readBaseLayers reads the layers of rb as the solve takes it: rb.Digest,
+// or, when that is an index, the child that BuildKit's platform match
+// takes for rb.plat.
+func readBaseLayers(ctx context.Context, c *client.Client, rc *registry.Client, repo name.Repository, rb ResolvedBase) ([]v1.Descriptor, error) {
+	raw, err := readBaseManifest(ctx, c, rc, repo, rb.Digest)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := isIndex(raw)
+	if err != nil {
+		return nil, err
+	}
+	if idx {
+		child, err := matchChild(ctx, raw, rb.plat)
+		if err != nil {
+			return nil, err
+		}
+		if raw, err = readBaseManifest(ctx, c, rc, repo, child); err != nil {
+			return nil, err
+		}
+	}
+	var m v1.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("reading base manifest: %w", err)
+	}
+	return m.Layers, nil
+}
+
+// readBaseManifest reads manifest h of repo from the daemon's content
+// store (where resolving the base put it), else from the registry.
+func readBaseManifest(ctx context.Context, c *client.Client, rc *registry.Client, repo name.Repository, h v1.Hash) ([]byte, error) {
+	if raw, err := readContent(ctx, c.ContentClient(), h, 0); err == nil {
+		return raw, nil
+	}
+	desc, err := rc.Get(ctx, repo.Digest(h.String()))
+	if err != nil {
+		return nil, fmt.Errorf("reading base manifest %s@%s: %w", repo, h, err)
+	}
+	return desc.Manifest, nil
+}
+
+// matchChild picks, in a base index, the child BuildKit takes for plat:
+// the children without a platform or matching platforms.Only, first in
+// containerd's order (images.LimitManifests, as BuildKit's
+// imageutil.Config and puller call it).
+func matchChild(ctx context.Context, raw []byte, plat v1.Platform) (v1.Hash, error) {
+	var idx ocispecs.Index
+	if err := json.Unmarshal(raw, &idx); err != nil {
+		return v1.Hash{}, fmt.Errorf("reading base index: %w", err)
+	}
+	m := platforms.Only(platforms.Normalize(platform.ToSpec(plat)))
+	var matching []ocispecs.Descriptor
+	for _, d := range idx.Manifests {
+		if d.Platform == nil || m.Match(*d.Platform) {
+			matching = append(matching, d)
+		}
+	}
+	list := images.HandlerFunc(func(context.Context, ocispecs.Descriptor) ([]ocispecs.Descriptor, error) { return matching, nil })
+	picked, err := images.LimitManifests(list, m, 1)(ctx, ocispecs.Descriptor{MediaType: ocispecs.MediaTypeImageIndex})
+	if err != nil {
+		return v1.Hash{}, fmt.Errorf("base index for %s: %w", platform.Format(plat), err)
+	}
+	return v1.NewHash(picked[0].Digest.String())
+}
+
+// checkBaseLayers says, in a note, when an image of ex does not list the
+// layers of its base (of the same OS and architecture) unchanged at the
+// bottom of its own: BuildKit then pushed the base's content under other
+// digests (recompressed), and the pre-mount saved nothing. Images not
+// read back (a solve BuildKit tags itself) are not checked.
+func checkBaseLayers(o *Options, v Variant, ex *exported, bls []baseLayers) {
+	for _, bl := range bls {
+		for _, img := range ex.Images {
+			if img.Descriptor.Platform == nil || !platform.SameOSArch(bl.plat, *img.Descriptor.Platform) {
+				continue
+			}
+			if j := firstDifferentLayer(bl.layers, img.Layers); j >= 0 {
+				msg := fmt.Sprintf("variant %s: the %s image %s does not list the layers of its base %s@%s unchanged (layer %d differs): BuildKit pushed the base's content again under other digests, and the pre-mount of the base's layers saved no upload",
+					v.Name, platform.Format(*img.Descriptor.Platform), img.Descriptor.Digest, bl.base.Name, bl.base.Digest, j)
+				o.logger().Warn("base layers changed", slog.String("variant", v.Name), slog.String("image", img.Descriptor.Digest.String()), slog.Int("layer", j))
+				o.note(msg)
+			}
+		}
+	}
+}
+
+// firstDifferentLayer is the index of the first of base's layers that
+// image does not list at the same position, or -1 when image starts with
+// all of them.
+func firstDifferentLayer(base, image []v1.Descriptor) int {
+	for j, l := range base {
+		if j >= len(image) || image[j].Digest != l.Digest {
+			return j
+		}
+	}
+	return -1
+}
