@@ -31,8 +31,12 @@ deps:
 		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y runc busybox-static; fi
 
 # The test command of the README and CI.
+# go vet compiles every dependency for its export data; with the release's
+# flags (CGO_ENABLED=0, -trimpath) those compiles are the ones `make release`
+# and the dry run need for linux/amd64, so they are done once.
+VET := CGO_ENABLED=0 $(GO) vet -trimpath
 test: deps buildkitd registry
-	$(GO) vet $(PKGS)
+	$(VET) $(PKGS)
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	$(GO) vet -tags nokubernetes ./build/buildx/ && $(GO) test -race -count=1 -tags nokubernetes ./build/buildx/
 	cd examples/hello && $(GO) vet ./... && $(GO) test -race -count=1 ./...
@@ -49,7 +53,7 @@ fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 vet:
-	$(GO) vet $(PKGS)
+	$(VET) $(PKGS)
 
 fmt:
 	gofmt -w .
@@ -79,11 +83,14 @@ clean:
 # none of them: an in-process registry, synthetic bases, bin/buildkitd and
 # a throw-away key.
 VERSION ?= $(shell git describe --tags --always --dirty)
+# The release command itself is compiled with the release's flags too, so
+# that it reuses the linux/amd64 compiles (see VET).
+RELEASE_RUN := CGO_ENABLED=0 $(GO) run -trimpath ./internal/tools/release
 release:
-	$(GO) run ./internal/tools/release -version $(VERSION)
+	$(RELEASE_RUN) -version $(VERSION)
 
 release-dry-run: deps buildkitd
-	$(GO) run ./internal/tools/release -dry-run -version $(VERSION)
+	$(RELEASE_RUN) -dry-run -version $(VERSION)
 
 # Fuzz every target for FUZZTIME each, on one worker (the seed corpora under
 # testdata/fuzz run with every `go test`).
