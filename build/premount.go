@@ -188,6 +188,9 @@ func matchChild(ctx context.Context, raw []byte, plat v1.Platform) (v1.Hash, err
 	if err != nil {
 		return v1.Hash{}, fmt.Errorf("base index for %s: %w", platform.Format(plat), err)
 	}
+	if len(picked) == 0 {
+		return v1.Hash{}, fmt.Errorf("base index has no image for %s", platform.Format(plat))
+	}
 	return v1.NewHash(picked[0].Digest.String())
 }
 
