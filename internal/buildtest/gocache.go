@@ -11,8 +11,6 @@ import (
 	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // goCacheTargets are the platforms the build tests compile examples/hello
@@ -50,23 +48,11 @@ var goCacheLayerOnce = sync.OnceValues(func() (v1.Layer, error) {
 	if err := warmGoCache(cache, filepath.Join(root, "examples", "hello")); err != nil {
 		return nil, err
 	}
-	dir, err := layerDir()
+	l, err := fileLayer("gocache.tar.gz", func(w tarWriter) error { return addTree(w, cache, containerGOCACHE) })
 	if err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, "gocache.tar.gz")
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if err := writeLayer(f, func(w tarWriter) error { return addTree(w, cache, containerGOCACHE) }); err != nil {
 		return nil, fmt.Errorf("writing Go build cache layer from %s: %w", cache, err)
 	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	return tarball.LayerFromFile(path, tarball.WithMediaType(types.OCILayer))
+	return l, nil
 })
 
 // warmGoCache compiles the Go program in dir for every goCacheTargets

@@ -6,13 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // HostBusybox is the statically linked busybox (Debian busybox-static) that
@@ -94,23 +91,11 @@ var goLayerOnce = sync.OnceValues(func() (v1.Layer, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := layerDir()
+	l, err := fileLayer("go.tar.gz", func(w tarWriter) error { return addGOROOT(w, goroot) })
 	if err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, "go.tar.gz")
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if err := writeLayer(f, func(w tarWriter) error { return addGOROOT(w, goroot) }); err != nil {
 		return nil, fmt.Errorf("writing Go toolchain layer from %s: %w", goroot, err)
 	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	return tarball.LayerFromFile(path, tarball.WithMediaType(types.OCILayer))
+	return l, nil
 })
 
 func hostGOROOT() (string, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1"
@@ -67,6 +68,28 @@ func memLayer(fill func(tarWriter) error) (v1.Layer, error) {
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(dt)), nil
 	}, tarball.WithMediaType(types.OCILayer))
+}
+
+// fileLayer writes a gzip layer into the per-process layer directory
+// (layerDir) as name, for layers too large to hold in memory.
+func fileLayer(name string, fill func(tarWriter) error) (v1.Layer, error) {
+	dir, err := layerDir()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, name)
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := writeLayer(f, fill); err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	return tarball.LayerFromFile(path, tarball.WithMediaType(types.OCILayer))
 }
 
 // writeLayer writes a gzip-compressed tar to out.
