@@ -28,6 +28,8 @@ type buildReport struct {
 	load map[string][2]string
 	// startup is each tool's process start-up alone (measureStartup).
 	startup map[string]time.Duration
+	// extra are sections rendered elsewhere, by case name (coldCase).
+	extra map[string]string
 }
 
 // Markers delimit the build part and each build case's section, so that a
@@ -58,7 +60,8 @@ func buildHeader() string {
 		"measured solve is a cache hit and what is timed is the solve, the export and the push (plus, for imgctl, its " +
 		"base resolution and index merge). A cold build (cache pruned, Go cross-compiled for each platform) is not " +
 		"measured: on this 2-core machine it takes minutes per run and would dominate the bench's runtime, and it " +
-		"would dilute any overhead of imgctl's own into the compile time.\n")
+		"would dilute any overhead of imgctl's own into the compile time. The one exception is `" + coldCase + "` " +
+		"below: a cold Windows build with no compile, on a fresh buildkitd per run, to count the base bytes moved.\n")
 	w("- Every measured run pushes to a fresh repository `bench/<case>/<tool>-runN`; the order of the tools rotates " +
 		"from run to run. The `imgctl` row runs with `--no-verify`, as buildctl does not check what it pushed; " +
 		"`imgctl+verify` (its default post-push verify) is shown for information. Overhead = (imgctl − buildctl) / " +
@@ -226,11 +229,17 @@ func writeResults(ctx context.Context, path, md string, br *buildReport) error {
 			newSections[cr.c.Name()] = br.section(ctx, cr)
 		}
 	}
-	var sections []string
+	if br != nil {
+		maps.Copy(newSections, br.extra)
+	}
+	var names, sections []string
 	for _, c := range buildCases() {
-		if s, ok := newSections[c.Name()]; ok {
+		names = append(names, c.Name())
+	}
+	for _, n := range append(names, coldCase) {
+		if s, ok := newSections[n]; ok {
 			sections = append(sections, s)
-		} else if s, ok := oldSections[c.Name()]; ok {
+		} else if s, ok := oldSections[n]; ok {
 			sections = append(sections, s)
 		}
 	}

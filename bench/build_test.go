@@ -87,3 +87,52 @@ func TestRequestDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestColdSection checks the cold case's report: the medians of base bytes
+// moved, and the equivalence verdict on each tool's own layer entries.
+func TestColdSection(t *testing.T) {
+	entries := []string{"5 Hives link=\"\" size=0", "0 Files/app/app.exe link=\"\" size=20"}
+	run := func(down, up int64) coldRun {
+		return coldRun{sample: buildSamples(20, time.Second)[0], baseDown: down, baseUp: up}
+	}
+	rep := &coldReport{runs: 2, results: []*coldResult{
+		{tool: fakeTool{"imgctl"}, runs: []coldRun{run(165, 0), run(165, 0)}, ref: "r1", baseKept: true, entries: entries},
+		{tool: fakeTool{"imgctl@old"}, runs: []coldRun{run(165, 165), run(165, 165)}, ref: "r2", baseKept: true, entries: entries[:1]},
+		{tool: fakeTool{"buildctl"}, runs: []coldRun{run(165, 165), run(165, 165)}, ref: "r3", baseKept: true, entries: entries},
+		{tool: fakeTool{"crane"}, runs: []coldRun{run(165, 165)}, ref: "r4"},
+	}}
+	got := rep.section(context.Background(), "127.0.0.1:5000/bases/nanoserver:ltsc2025")
+	for _, want := range []string{
+		"| imgctl | 165 | 0 |", "| buildctl | 165 | 165 |",
+		"own entries: `Hives`, `Files/app/app.exe`",
+		"imgctl@old: **own entries differ** from imgctl's",
+		"buildctl: the base's layer unchanged; own entries **identical** to imgctl's",
+		"crane: **the image does not list the base's layer unchanged first**",
+		"ltsc2025=HOST/bases/nanoserver:ltsc2025",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("section lacks %q:\n%s", want, got)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "RESULTS.md")
+	if err := writeResults(context.Background(), path, "# index\n", &buildReport{extra: map[string]string{coldCase: got}}); err != nil {
+		t.Fatal(err)
+	}
+	// A later run of another build case keeps the cold section, after it.
+	cs := buildCases()
+	br := &buildReport{runs: 1, cases: []caseResult{{c: cs[1], tools: []*toolResult{
+		{tool: fakeTool{"imgctl"}, samples: buildSamples(40, time.Second)},
+		{tool: fakeTool{"buildctl"}, samples: buildSamples(40, time.Second)},
+	}}}}
+	if err := writeResults(context.Background(), path, "", br); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(b)
+	if i, j := strings.Index(out, "## build-windows:"), strings.Index(out, "## "+coldCase+":"); i < 0 || j < i {
+		t.Errorf("want the build-windows section, then the cold one:\n%s", out)
+	}
+}

@@ -147,8 +147,9 @@ func (*buildctl) Configure(context.Context, string) error { return nil }
 
 // Run does one solve for the Linux platforms pushing an index to Target
 // when there is no Windows variant. With Windows variants it runs the
-// Linux solve and one solve per variant concurrently, each pushed by
-// digest, and records the digests: buildctl cannot merge them into one index.
+// Linux solve (when there are Linux platforms) and one solve per variant
+// concurrently, each pushed by digest, and records the digests: buildctl
+// cannot merge them into one index.
 func (t *buildctl) Run(ctx context.Context, o op) error {
 	b, ok := o.(buildOp)
 	if !ok {
@@ -166,7 +167,10 @@ func (t *buildctl) Run(ctx context.Context, o op) error {
 	}
 	defer os.RemoveAll(meta)
 	type solve struct{ platform, windowsBase, file string }
-	solves := []solve{{platform: strings.Join(b.Linux, ","), file: filepath.Join(meta, "linux.json")}}
+	var solves []solve
+	if len(b.Linux) > 0 {
+		solves = append(solves, solve{platform: strings.Join(b.Linux, ","), file: filepath.Join(meta, "linux.json")})
+	}
 	for _, w := range b.Windows {
 		solves = append(solves, solve{"windows/amd64", w.Base, filepath.Join(meta, w.Release+".json")})
 	}

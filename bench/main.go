@@ -100,6 +100,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	// The cold Windows build has its own registry and a buildkitd per run (coldwin.go).
+	if len(filter([]string{coldCase}, o.cases, func(s string) string { return s })) > 0 {
+		sec, err := runColdWindows(ctx, o, root, binDir, work, stderr)
+		if err != nil {
+			return err
+		}
+		if brep == nil {
+			brep = &buildReport{}
+		}
+		brep.extra = map[string]string{coldCase: sec}
+	}
 	if len(tools) == 0 || len(cs) == 0 && len(dcs) == 0 {
 		if brep == nil {
 			return errors.New("no tools or no cases selected")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -29,6 +30,7 @@ type byteCounter struct {
 	configs  map[string]bool  // digests known to be config blobs
 	sessions map[string]int64 // upload path -> bytes received so far
 	uploaded map[string]int64 // blobs of unknown digest uploaded this run, counted as layers
+	fetched  map[string]int64 // blob bytes served by GET this run, by digest
 	b        byteCounts
 	trace    []string // one line per request, when tracing
 	tracing  bool
@@ -42,7 +44,7 @@ type byteCounts struct {
 }
 
 func newByteCounter() *byteCounter {
-	return &byteCounter{configs: map[string]bool{}, sessions: map[string]int64{}, uploaded: map[string]int64{}}
+	return &byteCounter{configs: map[string]bool{}, sessions: map[string]int64{}, uploaded: map[string]int64{}, fetched: map[string]int64{}}
 }
 
 // markConfig records that digest d is a config blob, not a layer.
@@ -59,6 +61,16 @@ func (c *byteCounter) reset() {
 	c.trace = nil
 	clear(c.sessions)
 	clear(c.uploaded)
+	clear(c.fetched)
+}
+
+// blobFlows returns the blob bytes served (GET) and uploaded (sessions
+// closed with a digest that is not a known config) since the last reset,
+// by digest.
+func (c *byteCounter) blobFlows() (fetched, uploaded map[string]int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.fetched), maps.Clone(c.uploaded)
 }
 
 // setTracing turns the per-request log on or off.
@@ -145,6 +157,7 @@ func (c *byteCounter) middleware(next http.Handler) http.Handler {
 		case "blobs":
 			if req.Method == http.MethodGet {
 				c.add(last, cw.Bytes())
+				c.fetched[last] += cw.Bytes()
 			}
 		case "uploads":
 			digest := req.URL.Query().Get("digest")
