@@ -93,7 +93,11 @@ func TestRequestDiff(t *testing.T) {
 func TestColdSection(t *testing.T) {
 	entries := []string{"5 Hives link=\"\" size=0", "0 Files/app/app.exe link=\"\" size=20"}
 	run := func(down, up int64) coldRun {
-		return coldRun{sample: buildSamples(20, time.Second)[0], baseDown: down, baseUp: up}
+		r := coldRun{sample: buildSamples(20, time.Second)[0], baseDown: down, baseUp: up}
+		if up == 0 {
+			r.baseRead = 7
+		}
+		return r
 	}
 	rep := &coldReport{runs: 2, results: []*coldResult{
 		{tool: fakeTool{"imgctl"}, runs: []coldRun{run(165, 0), run(165, 0)}, ref: "r1", baseKept: true, entries: entries},
@@ -103,7 +107,7 @@ func TestColdSection(t *testing.T) {
 	}}
 	got := rep.section(context.Background(), "127.0.0.1:5000/bases/nanoserver:ltsc2025")
 	for _, want := range []string{
-		"| imgctl | 165 | 0 |", "| buildctl | 165 | 165 |",
+		"| imgctl | 165 | 7 | 0 |", "| buildctl | 165 | 0 | 165 |",
 		"own entries: `Hives`, `Files/app/app.exe`",
 		"imgctl@old: **own entries differ** from imgctl's",
 		"buildctl: the base's layer unchanged; own entries **identical** to imgctl's",

@@ -71,6 +71,15 @@ type imgctlBuild struct {
 	*imgctl
 	suffix string
 	extra  []string
+	// keepCache keeps imgctl's cache from run to run in the cold case.
+	keepCache bool
+}
+
+// coldCache is imgctl's cache directory in the tool's private home
+// (os.UserCacheDir under HOME), which holds the skeletons of Windows base
+// layers, and whether the cold case empties it before each run.
+func (t *imgctlBuild) coldCache() (string, bool) {
+	return filepath.Join(t.home, ".cache", "imgctl"), !t.keepCache
 }
 
 // Name is the row name: imgctl's, with the suffix of an extra row.

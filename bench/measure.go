@@ -30,7 +30,7 @@ type byteCounter struct {
 	configs  map[string]bool  // digests known to be config blobs
 	sessions map[string]int64 // upload path -> bytes received so far
 	uploaded map[string]int64 // blobs of unknown digest uploaded this run, counted as layers
-	fetched  map[string]int64 // blob bytes served by GET this run, by digest
+	fetched  map[string]int64 // blob bytes served by GET this run, by fetchKey
 	b        byteCounts
 	trace    []string // one line per request, when tracing
 	tracing  bool
@@ -64,9 +64,18 @@ func (c *byteCounter) reset() {
 	clear(c.fetched)
 }
 
-// blobFlows returns the blob bytes served (GET) and uploaded (sessions
-// closed with a digest that is not a known config) since the last reset,
-// by digest.
+// fetchKey keys the bytes of a blob GET: the digest, prefixed with
+// "builder " for BuildKit (its User-Agent) and "client " for anyone else.
+func fetchKey(req *http.Request, digest string) string {
+	if strings.HasPrefix(req.UserAgent(), "buildkit/") {
+		return "builder " + digest
+	}
+	return "client " + digest
+}
+
+// blobFlows returns the blob bytes served (GET, by fetchKey) and uploaded
+// (sessions closed with a digest that is not a known config, by digest)
+// since the last reset.
 func (c *byteCounter) blobFlows() (fetched, uploaded map[string]int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -157,7 +166,7 @@ func (c *byteCounter) middleware(next http.Handler) http.Handler {
 		case "blobs":
 			if req.Method == http.MethodGet {
 				c.add(last, cw.Bytes())
-				c.fetched[last] += cw.Bytes()
+				c.fetched[fetchKey(req, last)] += cw.Bytes()
 			}
 		case "uploads":
 			digest := req.URL.Query().Get("digest")

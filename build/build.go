@@ -127,6 +127,8 @@ type Plan struct {
 	syntaxImage string
 	resolved    map[string]ResolvedBase // by resolvedKey
 	findings    [][]lint.Finding        // Preflight's, per variant
+	lintOpts    []lint.Options          // Preflight's, per variant
+	native      []bool                  // per variant: solved on a native Windows node (applyWaivers)
 }
 
 // Prepare reads the Dockerfile, plans the variants, assigns them to
@@ -168,6 +170,7 @@ func Prepare(o Options) (*Plan, error) {
 		}
 		findings = append(findings, fs...)
 		p.findings = append(p.findings, fs)
+		p.lintOpts = append(p.lintOpts, lo)
 		fb, err := lint.FinalBases(dt, file, lo)
 		if err != nil {
 			return nil, err

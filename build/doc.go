@@ -172,7 +172,22 @@
 // software, which live in the registry hives and the servicing store
 // (a hive file under Windows/System32/config is a file to it, not a
 // registry). An SBOM needs the bases' files, so a build with one always
-// pulls them (NeedsBaseFiles) and says so in a note.
+// pulls them (NeedsBaseFiles; no graft) and says so in a note.
+//
+// # Windows variants without their base
+//
+// A Windows stage has no RUN, so it depends on its base only through the
+// base's config, its layer positions and its directory tree. Each Windows
+// variant is solved FROM a placeholder that has exactly those: the base's
+// config and, per base layer, a skeleton (every tar entry of the layer,
+// each file emptied; skeleton.go). BuildKit pulls the skeletons, applies
+// them as a Windows image, and its own Windows differ writes the stage's
+// layers in the Windows layout from the same tree the real base would give.
+// The result is then grafted onto the base (graft.go): base layers in,
+// skeletons out, diff_ids the base's, the provenance rewritten to name the
+// base. The builder downloads no base layer. The plain path (the builder
+// pulls and unpacks the base) is taken with Options.WindowsPlain and, with
+// a note saying why, where a graft could differ from it (plainReason).
 //
 // # Offline builds and # syntax
 //

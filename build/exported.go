@@ -17,6 +17,7 @@ import (
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 )
@@ -29,6 +30,9 @@ type exported struct {
 	Images []exportedImage
 	// Attestations are the attestation manifests of an index, as listed.
 	Attestations []v1.Descriptor
+	// prepared, when set, are the children to publish in place of Images
+	// and Attestations: a grafted Windows image and its attestations.
+	prepared []index.Prepared
 }
 
 // exportedImage is one pushed image with the platform its config states.

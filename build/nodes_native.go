@@ -70,7 +70,9 @@ func (p *Plan) applyWaivers(workers [][]*client.WorkerInfo) error {
 		if i < len(workers) {
 			ws = workers[i]
 		}
-		findings = append(findings, WaiveRunInWindows(fs, NativeWindows(p.Assignments[i], ws))...)
+		native := NativeWindows(p.Assignments[i], ws)
+		p.native = append(p.native, native)
+		findings = append(findings, WaiveRunInWindows(fs, native)...)
 	}
 	if len(findings) == 0 {
 		return nil

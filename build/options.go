@@ -64,6 +64,14 @@ type Options struct {
 	// SBOM, when set, attaches an SPDX SBOM to every image (nil: none);
 	// see NeedsBaseFiles.
 	SBOM *SBOM
+	// WindowsPlain builds Windows variants on BuildKit's plain path, which
+	// downloads and unpacks each base, instead of grafting the stage's
+	// layers onto the base (see graft).
+	WindowsPlain bool
+	// SkeletonCache is the directory that caches the directory trees of
+	// Windows base layers for grafts (see skeletons); empty caches nothing.
+	// The CLI uses SkeletonCacheDir.
+	SkeletonCache string
 	// Annotations are set on the merged index.
 	Annotations map[string]string
 	// Status receives the solve status of every solve; Build closes it

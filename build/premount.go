@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/containerd/containerd/v2/core/images"
 	"github.com/containerd/platforms"
@@ -78,6 +79,8 @@ type baseLayers struct {
 	base   ResolvedBase
 	plat   v1.Platform
 	layers []v1.Descriptor
+	// mounted are the layers the pre-mount put into the tag's repository.
+	mounted map[v1.Hash]bool
 }
 
 // premount mounts, before variant i is solved, every distributable layer
@@ -94,6 +97,7 @@ func (p *Plan) premount(ctx context.Context, i int, c *client.Client, cp *regist
 	log, rc := o.logger(), o.registry()
 	var out []baseLayers
 	var g errgroup.Group
+	var mu sync.Mutex
 	for _, fb := range p.Bases[i] {
 		rb, ok := p.resolved[resolvedKey(i, fb)]
 		if !ok || fb.Name == "" {
@@ -108,7 +112,8 @@ func (p *Plan) premount(ctx context.Context, i int, c *client.Client, cp *regist
 			log.Debug("not pre-mounting base", "base", rb.Name, "digest", rb.Digest.String(), "error", err)
 			continue
 		}
-		out = append(out, baseLayers{base: rb, plat: fb.Platform, layers: layers})
+		bl := baseLayers{base: rb, plat: fb.Platform, layers: layers, mounted: map[v1.Hash]bool{}}
+		out = append(out, bl)
 		log.Info("pre-mounting", "base", rb.Name, "layers", len(layers), "into", cp.Repository().Name())
 		for _, l := range layers {
 			if !l.MediaType.IsDistributable() {
@@ -117,7 +122,11 @@ func (p *Plan) premount(ctx context.Context, i int, c *client.Client, cp *regist
 			g.Go(func() error {
 				if !cp.TryMount(ctx, l.Digest, ref.Context()) {
 					log.Debug("base layer not mounted, BuildKit uploads it", "base", rb.Name, "layer", l.Digest.String())
+					return nil
 				}
+				mu.Lock()
+				bl.mounted[l.Digest] = true
+				mu.Unlock()
 				return nil
 			})
 		}

@@ -51,6 +51,10 @@ func (p *Plan) publish(ctx context.Context, o *Options, rc *registry.Client, exp
 	}
 	var children []index.Prepared
 	for _, ex := range exps {
+		if ex.prepared != nil {
+			children = append(children, ex.prepared...)
+			continue
+		}
 		from := repo.Digest(ex.Top.Digest.String())
 		for _, img := range ex.Images {
 			children = append(children, index.Prepared{Descriptor: img.Descriptor, From: from, Present: true})

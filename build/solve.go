@@ -38,6 +38,7 @@ func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, rc 
 	out := make([]*exported, len(p.Variants))
 	repo := o.Tag.Context()
 	cp := rc.Copier(repo) // one for the build: each base layer is mounted once
+	sk := newSkeletons(o.SkeletonCache)
 	g, gctx := errgroup.WithContext(ctx)
 	var fwd sync.WaitGroup
 	for i, v := range p.Variants {
@@ -55,6 +56,14 @@ func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, rc 
 				return err
 			}
 			bases := p.premount(gctx, i, c, cp, o)
+			gr, err := p.graftOrPlain(gctx, i, c, o, cp, sk)
+			if err != nil {
+				close(ch)
+				return fmt.Errorf("building %s: pushing the placeholder of its base: %w", v.Name, err)
+			}
+			if gr != nil {
+				gr.pins(opt.FrontendAttrs)
+			}
 			o.logger().Info("solving", "variant", v.Name, "platforms", formatPlatforms(v.Platforms), "builder", a.Builder.Addr)
 			resp, err := c.Solve(gctx, nil, opt, ch)
 			if err != nil {
@@ -64,8 +73,14 @@ func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, rc 
 			if err != nil {
 				return fmt.Errorf("building %s: %w", v.Name, err)
 			}
-			if out[i], err = readExported(gctx, newDaemonContent(c, repo, rc), top, !p.tagsDirectly()); err != nil {
+			src := newDaemonContent(c, repo, rc)
+			if out[i], err = readExported(gctx, src, top, !p.tagsDirectly()); err != nil {
 				return fmt.Errorf("building %s: %w", v.Name, err)
+			}
+			if gr != nil {
+				if out[i].prepared, err = gr.apply(gctx, src, out[i], repo, mountedLayers(bases, gr.base)); err != nil {
+					return fmt.Errorf("building %s: %w", v.Name, err)
+				}
 			}
 			checkBaseLayers(o, v, out[i], bases)
 			return nil

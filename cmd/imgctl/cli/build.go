@@ -25,7 +25,7 @@ type buildOptions struct {
 	provenance, sbom                                  string
 	tls                                               build.TLSOptions
 	secrets, ssh, cacheFrom, cacheTo, annotations     []string
-	force, noCache, noVerify                          bool
+	force, noCache, noVerify, windowsPlain            bool
 }
 
 func newBuildCmd(ro *rootOptions) *cobra.Command {
@@ -99,6 +99,7 @@ verify, 2 on usage, builder, build or registry errors.`,
 	fl.StringArrayVar(&o.cacheFrom, "cache-from", nil, "cache import, e.g. type=registry,ref=REG/app:cache")
 	fl.StringArrayVar(&o.cacheTo, "cache-to", nil, "cache export, e.g. type=registry,ref=REG/app:cache,mode=max (one ref per variant: REF-VARIANT)")
 	fl.BoolVar(&o.noCache, "no-cache", false, "do not use BuildKit's cache")
+	fl.BoolVar(&o.windowsPlain, "windows-plain", false, "build Windows variants on BuildKit's plain path, which downloads and unpacks each base, instead of grafting the stage's layers onto it")
 	fl.StringVar(&o.syntaxImage, "syntax-image", "", "Dockerfile frontend image to use (default: the daemon's built-in frontend; # syntax= lines are ignored)")
 	fl.StringVar(&o.progress, "progress", "auto", "progress output: auto, plain, tty, quiet or rawjson (on stderr)")
 	fl.StringVar(&o.metadataFile, "metadata-file", "", "write the index and per-platform digests as JSON to this file")
@@ -123,6 +124,7 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 		return bo, fmt.Errorf("%w: -t/--tag %q: want a tag (%v)", ErrUsage, o.tag, err)
 	}
 	bo.Tag, bo.Force, bo.Registry, bo.NoCache, bo.SyntaxImage = tag, o.force, rc, o.noCache, o.syntaxImage
+	bo.WindowsPlain, bo.SkeletonCache = o.windowsPlain, build.SkeletonCacheDir()
 	if err := o.resolveBuilder(cmd.Context(), &bo, cmd.ErrOrStderr()); err != nil {
 		return bo, err
 	}

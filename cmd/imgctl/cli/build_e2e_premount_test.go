@@ -70,7 +70,9 @@ func (u *uploadBytes) middleware(next http.Handler) http.Handler {
 	})
 }
 
-// TestBuildPremountDist builds a Windows and a Linux variant, each with a
+// TestBuildPremountDist builds a Windows and a Linux variant on BuildKit's
+// plain path (--windows-plain: the default grafts the Windows variant
+// without pulling its base, see build/graft.go), each with a
 // plain COPY onto a base that sits in another repository of the same CNCF
 // distribution registry (blobs linked per repository, htpasswd auth), on a
 // fresh buildkitd that has never pulled the bases (unique content). imgctl
@@ -133,7 +135,7 @@ func TestBuildPremountDist(t *testing.T) {
 	up := &uploadBytes{prefix: "/v2/app/premount/blobs/uploads/", bySession: map[string]int64{}, byDigest: map[string]int64{}}
 	reg.SetMiddleware(up.middleware)
 	reg.ResetRequests()
-	out, stderr, code := run(t, "build", "-v", "--builder", daemon.Addr, "--progress", "plain", "--no-verify",
+	out, stderr, code := run(t, "build", "-v", "--builder", daemon.Addr, "--progress", "plain", "--no-verify", "--windows-plain",
 		"--platform", "linux/amd64,windows/amd64", "--windows", "ltsc2025", "--windows-base", "ltsc2025="+winRef.String(),
 		"--build-arg", "LINUX_BASE="+linuxRef.String(), "-t", tag, ctxDir)
 	reg.SetMiddleware(nil)
@@ -240,7 +242,7 @@ func TestBuildPremountDist(t *testing.T) {
 		up := &uploadBytes{prefix: "/v2/app/refused/blobs/uploads/", bySession: map[string]int64{}, byDigest: map[string]int64{}}
 		reg.SetMiddleware(func(next http.Handler) http.Handler { return up.middleware(refuseMounts(next)) })
 		reg.ResetRequests()
-		out, stderr, code := run(t, "build", "-v", "--builder", daemon.Addr, "--progress", "plain", "--no-verify",
+		out, stderr, code := run(t, "build", "-v", "--builder", daemon.Addr, "--progress", "plain", "--no-verify", "--windows-plain",
 			"--platform", "windows/amd64", "--windows", "ltsc2025", "--windows-base", "ltsc2025="+winRef.String(), "-t", refused, ctxDir)
 		reg.SetMiddleware(nil)
 		if code != 0 {

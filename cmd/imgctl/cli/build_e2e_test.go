@@ -26,7 +26,16 @@ func TestMain(m *testing.M) {
 	for _, k := range []string{ghactions.EnvActions, ghactions.EnvStepSummary, ghactions.EnvWorkspace} {
 		os.Unsetenv(k)
 	}
+	// imgctl build caches the skeletons of Windows base layers under
+	// XDG_CACHE_HOME: one cache for the package, none outside it.
+	cache, err := os.MkdirTemp("", "imgctl-cli-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
 	code := m.Run()
+	os.RemoveAll(cache)
 	if err := buildtest.RemoveLayerCache(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}

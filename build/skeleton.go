@@ -1,0 +1,330 @@
+package build
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/imgctl/imgctl/registry"
+)
+
+// skeletons makes and caches the skeleton of Windows base layers: the
+// layer's tar with every entry kept, header and all (names, types, modes,
+// owners, times, PAX records, links), and every file's content left out.
+// A solve on a placeholder base made of skeletons (see graft.go) sees the
+// directory tree BuildKit would unpack from the real base, so its COPY,
+// ADD and WORKDIR produce the layers a solve on the real base produces:
+// BuildKit's Windows differ writes parent directories from what is on
+// disk, and a skeleton puts the same metadata there. Contents are never
+// read by a stage without RUN.
+//
+// A skeleton is made by streaming the base layer once (nothing of it is
+// written to disk) and is cached under the user's cache directory by the
+// base layer's digest: Windows bases change monthly, and each month's
+// layers are read once per machine. gzip without a name or time keeps a
+// skeleton's digest the same from machine to machine, so a builder's cache
+// of the placeholder holds across hosts.
+type skeletons struct {
+	dir string // cache directory; "" caches nothing
+
+	mu    sync.Mutex
+	inUse map[v1.Hash]*sync.Mutex // one maker per layer at a time
+	read  int64                   // base layer bytes read to make skeletons
+}
+
+// SkeletonCacheDir is where skeletons are cached: $XDG_CACHE_HOME/imgctl/
+// windows-skeletons (os.UserCacheDir), or nothing when there is no cache
+// directory.
+func SkeletonCacheDir() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "imgctl", "windows-skeletons")
+}
+
+func newSkeletons(dir string) *skeletons {
+	return &skeletons{dir: dir, inUse: map[v1.Hash]*sync.Mutex{}}
+}
+
+// bytesRead is how many base layer bytes were read to make skeletons.
+func (s *skeletons) bytesRead() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.read
+}
+
+// layer returns the skeleton of base layer d of repository repo: from the
+// cache, or made by reading the layer and then cached.
+func (s *skeletons) layer(ctx context.Context, rc *registry.Client, repo name.Repository, d v1.Descriptor) (v1.Layer, error) {
+	s.mu.Lock()
+	m, ok := s.inUse[d.Digest]
+	if !ok {
+		m = &sync.Mutex{}
+		s.inUse[d.Digest] = m
+	}
+	s.mu.Unlock()
+	m.Lock()
+	defer m.Unlock()
+
+	path := ""
+	if s.dir != "" {
+		path = s.path(d.Digest)
+		if l, err := tarball.LayerFromFile(path, tarball.WithMediaType(types.OCILayer)); err == nil {
+			if _, err := l.DiffID(); err == nil {
+				return l, nil
+			}
+		}
+	}
+	base, err := rc.Layer(ctx, repo.Digest(d.Digest.String()))
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.tempFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(out.Name())
+	err = writeSkeleton(out, base)
+	if err == nil {
+		s.mu.Lock()
+		s.read += d.Size
+		s.mu.Unlock()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the directory tree of base layer %s: %w", d.Digest, err)
+	}
+	if path != "" {
+		if err := os.Rename(out.Name(), path); err == nil {
+			return tarball.LayerFromFile(path, tarball.WithMediaType(types.OCILayer))
+		}
+	}
+	// No cache: hold the skeleton in memory (it is small).
+	b, err := os.ReadFile(out.Name())
+	if err != nil {
+		return nil, err
+	}
+	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil },
+		tarball.WithMediaType(types.OCILayer))
+}
+
+// copyLayer streams base layer d of repository repo into cp's repository,
+// across registries, and makes its skeleton from the same stream, so that
+// the layer crosses once and is read once. copied reports that the layer
+// is now in cp's repository. When the skeleton is cached, or the target
+// already holds the layer (the upload reads nothing), the skeleton comes
+// from layer and the copy is left to the merge.
+func (s *skeletons) copyLayer(ctx context.Context, rc *registry.Client, cp *registry.Copier, repo name.Repository, d v1.Descriptor) (sk v1.Layer, copied bool, err error) {
+	if s.dir != "" {
+		if l, err := tarball.LayerFromFile(s.path(d.Digest), tarball.WithMediaType(types.OCILayer)); err == nil {
+			if _, err := l.DiffID(); err == nil {
+				return l, false, nil
+			}
+		}
+	}
+	base, err := rc.Layer(ctx, repo.Digest(d.Digest.String()))
+	if err != nil {
+		return nil, false, err
+	}
+	pr, pw := io.Pipe()
+	var buf bytes.Buffer
+	made := make(chan error, 1)
+	go func() {
+		err := writeSkeletonStream(&buf, pr)
+		_ = pr.CloseWithError(err) // a failed skeleton must not stall the upload
+		made <- err
+	}()
+	err = cp.Blob(ctx, &teeLayer{Layer: base, w: pw}, repo)
+	_ = pw.CloseWithError(io.ErrUnexpectedEOF) // no-op after a full read: the tee closed it
+	mkErr := <-made
+	if err != nil {
+		return nil, false, err
+	}
+	if mkErr != nil {
+		// The target held the layer already, so the upload read nothing.
+		l, err := s.layer(ctx, rc, repo, d)
+		return l, true, err
+	}
+	s.mu.Lock()
+	s.read += d.Size
+	s.mu.Unlock()
+	return s.store(d.Digest, buf.Bytes())
+}
+
+// teeLayer is a layer whose compressed stream is copied to w as it is
+// read; w is closed at the stream's end.
+type teeLayer struct {
+	v1.Layer
+	w *io.PipeWriter
+}
+
+// Compressed tees the layer's compressed stream into w.
+func (t *teeLayer) Compressed() (io.ReadCloser, error) {
+	rc, err := t.Layer.Compressed()
+	if err != nil {
+		return nil, err
+	}
+	return &teeReadCloser{rc: rc, w: t.w}, nil
+}
+
+type teeReadCloser struct {
+	rc io.ReadCloser
+	w  *io.PipeWriter
+}
+
+func (t *teeReadCloser) Read(p []byte) (int, error) {
+	n, err := t.rc.Read(p)
+	if n > 0 {
+		_, _ = t.w.Write(p[:n]) // a skeleton that failed does not stop the upload
+	}
+	if errors.Is(err, io.EOF) {
+		_ = t.w.Close()
+	}
+	return n, err
+}
+
+func (t *teeReadCloser) Close() error { return t.rc.Close() }
+
+// store caches skeleton b of base layer h and returns it as a layer, with
+// copied true (copyLayer's result).
+func (s *skeletons) store(h v1.Hash, b []byte) (v1.Layer, bool, error) {
+	if s.dir != "" {
+		if err := os.MkdirAll(s.dir, 0o755); err == nil {
+			if f, err := os.CreateTemp(s.dir, ".skeleton-*"); err == nil {
+				_, werr := f.Write(b)
+				cerr := f.Close()
+				if werr == nil && cerr == nil && os.Rename(f.Name(), s.path(h)) == nil {
+					l, err := tarball.LayerFromFile(s.path(h), tarball.WithMediaType(types.OCILayer))
+					return l, true, err
+				}
+				_ = os.Remove(f.Name())
+			}
+		}
+	}
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil },
+		tarball.WithMediaType(types.OCILayer))
+	return l, true, err
+}
+
+// path is where the skeleton of base layer h is cached.
+func (s *skeletons) path(h v1.Hash) string {
+	return filepath.Join(s.dir, h.Algorithm+"-"+h.Hex+".tar.gz")
+}
+
+// tempFile is a new file beside path (so that a rename puts it in place),
+// or in the temporary directory without a cache.
+func (s *skeletons) tempFile(path string) (*os.File, error) {
+	dir := os.TempDir()
+	if path != "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+			dir = filepath.Dir(path)
+		}
+	}
+	return os.CreateTemp(dir, ".skeleton-*")
+}
+
+// keptFiles are the files whose content a skeleton keeps (see
+// writeSkeleton), when at most maxKeptFile bytes.
+var keptFiles = map[string]bool{"Files/etc/passwd": true, "Files/etc/group": true}
+
+const maxKeptFile = 1 << 20
+
+// writeSkeleton writes the skeleton of base to w, gzip-compressed.
+func writeSkeleton(w io.Writer, base v1.Layer) error {
+	// go-containerregistry decompresses (gzip, zstd or none, as the blob
+	// is) and checks the blob's digest when the stream is read to its end.
+	ur, err := base.Uncompressed()
+	if err != nil {
+		return err
+	}
+	defer ur.Close()
+	return writeSkeletonTar(w, ur)
+}
+
+// writeSkeletonStream writes the skeleton of a layer's compressed stream r
+// to w. The stream is decompressed here because it is a pipe, not a
+// layer go-containerregistry could open: gzip and zstd by their magic
+// numbers (compress/gzip, klauspost's zstd), anything else as a plain tar.
+func writeSkeletonStream(w io.Writer, r io.Reader) error {
+	br := bufio.NewReader(r)
+	magic, _ := br.Peek(4)
+	var ur io.Reader = br
+	switch {
+	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return err
+		}
+		defer zr.Close()
+		ur = zr
+	case bytes.HasPrefix(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		zr, err := zstd.NewReader(br)
+		if err != nil {
+			return err
+		}
+		defer zr.Close()
+		ur = zr
+	}
+	return writeSkeletonTar(w, ur)
+}
+
+// writeSkeletonTar writes the skeleton of the tar stream ur to w,
+// gzip-compressed, and reads ur to its end.
+func writeSkeletonTar(w io.Writer, ur io.Reader) error {
+	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	if err != nil {
+		return err
+	}
+	tr, tw := tar.NewReader(ur), tar.NewWriter(zw)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		var keep []byte
+		if h.Typeflag == tar.TypeReg || h.Typeflag == tar.TypeRegA {
+			// Files/etc/passwd and group keep their content: a WORKDIR
+			// with USER set looks the user up there (BuildKit's
+			// solver/llbsolver/ops/user_linux.go), on the base's tree.
+			if keptFiles[h.Name] && h.Size <= maxKeptFile {
+				if keep, err = io.ReadAll(tr); err != nil {
+					return err
+				}
+			}
+			h.Size = int64(len(keep))
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if _, err := tw.Write(keep); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	if _, err := io.Copy(io.Discard, ur); err != nil {
+		return err
+	}
+	return zw.Close()
+}
