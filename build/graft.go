@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/util/purl"
+	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/lint"
@@ -413,7 +415,7 @@ func (g *graft) apply(ctx context.Context, src blobSource, ex *exported, repo na
 			out = append(out, index.Prepared{Descriptor: a, From: repo.Digest(a.Digest.String()), Present: true})
 			continue
 		}
-		pa, err := g.attestation(ctx, src, a, img.Descriptor.Digest, mh, repo)
+		pa, err := g.attestation(ctx, src, a, img.Descriptor.Digest, mh, desc.Size, repo)
 		if err != nil {
 			return nil, err
 		}
@@ -432,7 +434,7 @@ func (g *graft) apply(ctx context.Context, src blobSource, ex *exported, repo na
 // attestation rewrites attestation manifest a of image old for image img:
 // each in-toto statement's subject and the placeholder named in its
 // predicate (see rewriteStatement), and the manifest's reference to the image.
-func (g *graft) attestation(ctx context.Context, src blobSource, a v1.Descriptor, old, img v1.Hash, repo name.Repository) (index.Prepared, error) {
+func (g *graft) attestation(ctx context.Context, src blobSource, a v1.Descriptor, old, img v1.Hash, imgSize int64, repo name.Repository) (index.Prepared, error) {
 	raw, err := src.read(ctx, a, true)
 	if err != nil {
 		return index.Prepared{}, err
@@ -456,33 +458,45 @@ func (g *graft) attestation(ctx context.Context, src blobSource, a v1.Descriptor
 		if err != nil {
 			return index.Prepared{}, err
 		}
-		l.Digest, l.Size = h, int64(len(st))
+		l.Digest, l.Size, l.Data = h, int64(len(st)), nil
+		if _, ok := l.Annotations[uncompressedAnnotation]; ok {
+			l.Annotations = maps.Clone(l.Annotations)
+			l.Annotations[uncompressedAnnotation] = h.String()
+		}
 		layers[j] = l
 		blobs = append(blobs, index.Blob{Descriptor: l, Data: st})
 	}
 	// BuildKit's attestation config lists the statements' digests as its
-	// diff_ids (exporter/containerimage/writer.go, attestationsConfig).
-	craw, err := src.read(ctx, m.Config, false)
-	if err != nil {
-		return index.Prepared{}, err
-	}
-	var ids []v1.Hash
-	for _, l := range layers {
-		ids = append(ids, l.Digest)
-	}
-	if craw, err = withDiffIDs(craw, ids); err != nil {
-		return index.Prepared{}, err
-	}
-	ch, _, err := v1.SHA256(bytes.NewReader(craw))
-	if err != nil {
-		return index.Prepared{}, err
-	}
+	// diff_ids (exporter/containerimage/writer.go, attestationsConfig); an
+	// OCI artifact's is the empty JSON, which stays.
 	config := m.Config
-	config.Digest, config.Size = ch, int64(len(craw))
-	blobs = append(blobs, index.Blob{Descriptor: config, Data: craw})
+	if config.MediaType != types.MediaType(ocispecs.MediaTypeEmptyJSON) {
+		craw, err := src.read(ctx, m.Config, false)
+		if err != nil {
+			return index.Prepared{}, err
+		}
+		var ids []v1.Hash
+		for _, l := range layers {
+			ids = append(ids, l.Digest)
+		}
+		if craw, err = withDiffIDs(craw, ids); err != nil {
+			return index.Prepared{}, err
+		}
+		ch, _, err := v1.SHA256(bytes.NewReader(craw))
+		if err != nil {
+			return index.Prepared{}, err
+		}
+		config.Digest, config.Size, config.Data = ch, int64(len(craw)), nil
+		blobs = append(blobs, index.Blob{Descriptor: config, Data: craw})
+	}
 	newRaw, err := withLayers(raw, config, layers)
 	if err != nil {
 		return index.Prepared{}, err
+	}
+	if m.Subject != nil { // an OCI artifact names its image as its subject
+		if newRaw, err = withSubject(newRaw, v1.Descriptor{MediaType: m.Subject.MediaType, Digest: img, Size: imgSize}); err != nil {
+			return index.Prepared{}, err
+		}
 	}
 	h, _, err := v1.SHA256(bytes.NewReader(newRaw))
 	if err != nil {
@@ -490,10 +504,7 @@ func (g *graft) attestation(ctx context.Context, src blobSource, a v1.Descriptor
 	}
 	d := a
 	d.Digest, d.Size = h, int64(len(newRaw))
-	d.Annotations = map[string]string{}
-	for k, v := range a.Annotations {
-		d.Annotations[k] = v
-	}
+	d.Annotations = maps.Clone(a.Annotations)
 	d.Annotations[snapshot.AnnotationReferenceDigest] = img.String()
 	return index.Prepared{Descriptor: d, Manifest: newRaw, Blobs: blobs, From: repo.Digest(a.Digest.String())}, nil
 }
@@ -531,6 +542,24 @@ func (g *graft) rewriteStatement(st []byte, old, img v1.Hash) ([]byte, error) {
 		return nil, fmt.Errorf("%w: the rewritten attestation is not JSON", ErrGraft)
 	}
 	return []byte(out), nil
+}
+
+// uncompressedAnnotation is containerd's record of a blob's uncompressed
+// digest, which BuildKit puts on each statement of an attestation.
+const uncompressedAnnotation = "containerd.io/uncompressed"
+
+// withSubject is manifest raw with its subject replaced.
+func withSubject(raw []byte, subject v1.Descriptor) ([]byte, error) {
+	var mm map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &mm); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(subject)
+	if err != nil {
+		return nil, err
+	}
+	mm["subject"] = b
+	return json.Marshal(mm)
 }
 
 // jsonString is s as encoding/json writes it inside a JSON string.

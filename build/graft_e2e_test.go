@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
@@ -219,6 +220,49 @@ func TestGraftEquivalence(t *testing.T) {
 		}
 		if strings.Contains(gs, "app/graft@sha256") {
 			t.Errorf("grafted provenance names the placeholder:\n%s", gs)
+		}
+	})
+	// What promote and copy tools do: read every manifest and blob the
+	// grafted index references, each against its descriptor's size and digest.
+	t.Run("every blob of the grafted index reads back", func(t *testing.T) {
+		idx, im := indexAt(t, graftTag)
+		for _, d := range im.Manifests {
+			img, err := idx.Image(d.Digest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := img.Manifest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Subject != nil && !slices.ContainsFunc(im.Manifests, func(c v1.Descriptor) bool {
+				return c.Digest == m.Subject.Digest && c.Size == m.Subject.Size
+			}) {
+				t.Errorf("manifest %s: subject %s (%d bytes) is not in the index", d.Digest, m.Subject.Digest, m.Subject.Size)
+			}
+			ls, err := img.Layers()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl, err := partial.ConfigLayer(img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j, l := range append(ls, cl) {
+				want := m.Config
+				if j < len(m.Layers) {
+					want = m.Layers[j]
+				}
+				rc, err := l.Compressed()
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, err := io.Copy(io.Discard, rc)
+				rc.Close()
+				if err != nil || n != want.Size {
+					t.Errorf("manifest %s blob %s (%s): read %d bytes (%v), descriptor says %d", d.Digest, want.Digest, want.MediaType, n, err, want.Size)
+				}
+			}
 		}
 	})
 	t.Run("a stage that reads the base's files takes the plain path", func(t *testing.T) {
