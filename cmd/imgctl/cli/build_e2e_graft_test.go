@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/docker/cli/cli/config"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/imgctl/imgctl/internal/buildtest"
@@ -55,6 +56,22 @@ func (g *layerGets) reset() {
 	g.builder, g.imgctl = map[string]int{}, map[string]int{}
 }
 
+// uniqueWindowsBase is an ltsc2025 Windows base whose layer carries n
+// random bytes (hex, so about n of compressed layer): content no cache
+// anywhere holds. It returns the seed, too.
+func uniqueWindowsBase(t *testing.T, n int) (v1.Image, []byte) {
+	t.Helper()
+	pad := make([]byte, n)
+	if _, err := rand.Read(pad); err != nil {
+		t.Fatal(err)
+	}
+	win, err := regtest.WindowsBaseImage(regtest.OSVersionLTSC2025, regtest.WithSeed(hex.EncodeToString(pad)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return win, pad
+}
+
 // TestBuildGraftAcrossRegistries grafts a Windows variant whose base sits
 // in another registry than the tag (the tag on the CNCF distribution
 // registry with htpasswd auth): the builder fetches no base layer; imgctl
@@ -74,14 +91,7 @@ func TestBuildGraftAcrossRegistries(t *testing.T) {
 	t.Setenv("BUILDKIT_HOST", "")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 
-	pad := make([]byte, 256<<10)
-	if _, err := rand.Read(pad); err != nil {
-		t.Fatal(err)
-	}
-	win, err := regtest.WindowsBaseImage(regtest.OSVersionLTSC2025, regtest.WithSeed(hex.EncodeToString(pad)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	win, _ := uniqueWindowsBase(t, 256<<10)
 	if _, err := regtest.Push(src.MustRef(t, "bases/nanoserver:ltsc2025"), win); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"io"
 	"net/http"
@@ -91,14 +90,7 @@ func TestBuildPremountDist(t *testing.T) {
 
 	// Unique content, so that nothing cached anywhere helps; about 1 MB of
 	// compressed Windows base layer.
-	pad := make([]byte, 1<<20)
-	if _, err := rand.Read(pad); err != nil {
-		t.Fatal(err)
-	}
-	win, err := regtest.WindowsBaseImage(regtest.OSVersionLTSC2025, regtest.WithSeed(hex.EncodeToString(pad)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	win, pad := uniqueWindowsBase(t, 1<<20)
 	linux, linuxImages, err := regtest.LinuxIndex(regtest.WithSeed(t.Name() + hex.EncodeToString(pad[:16])))
 	if err != nil {
 		t.Fatal(err)
