@@ -95,8 +95,8 @@ func (p *Plan) plainReason(i int, o *Options) string {
 	switch {
 	case o.NeedsBaseFiles():
 		return "--sbom scans the base's files"
-	case p.syntaxImage != "":
-		return "a frontend image (--syntax) may not build FROM the pinned base"
+	case p.syntaxImage != "" || v.BuildArgs["BUILDKIT_SYNTAX"] != "":
+		return "a frontend image (--syntax, BUILDKIT_SYNTAX) may not build FROM the pinned base"
 	case o.Provenance != nil && o.Provenance.Mode == ProvenanceMax:
 		return "provenance mode=max records the build definition, which would name the placeholder base"
 	case len(v.Platforms) != 1:
@@ -147,6 +147,12 @@ func (p *Plan) graftOrPlain(ctx context.Context, i int, c *client.Client, o *Opt
 	o.logger().Info("grafting", "variant", v.Name, "base", g.base.Name, "placeholder", g.placeholder.DigestStr(),
 		"layers", len(g.layers), "skeleton-bytes-read", sk.bytesRead())
 	return g, nil
+}
+
+// names reports whether err names the placeholder: the builder could not
+// pull it.
+func (g *graft) names(err error) bool {
+	return g.placeholder.DigestStr() != "" && strings.Contains(err.Error(), g.placeholder.DigestStr())
 }
 
 // mountedLayers are the layers of base that the pre-mount put into the
@@ -227,6 +233,9 @@ func (p *Plan) readGraftBase(ctx context.Context, i int, c *client.Client, o *Op
 	cf, err := v1.ParseConfigFile(bytes.NewReader(craw))
 	if err != nil {
 		return nil, fmt.Errorf("reading base config: %w", err)
+	}
+	if len(cf.Config.OnBuild) > 0 {
+		return nil, errUnusableBase{"the base has ONBUILD triggers, which may read its files"}
 	}
 	if len(cf.RootFS.DiffIDs) != len(m.Layers) {
 		return nil, errUnusableBase{fmt.Sprintf("the base's config lists %d diff_ids for %d layers", len(cf.RootFS.DiffIDs), len(m.Layers))}
@@ -334,16 +343,17 @@ func withDiffIDs(raw []byte, diffIDs []v1.Hash) ([]byte, error) {
 	return json.Marshal(cm)
 }
 
-// pins replaces the pins of the Windows base with the placeholder.
+// pins puts the placeholder in place of the Windows base for the
+// platform the frontend resolves it for (the key pins.go writes with that
+// platform); the key without a platform, for other platforms, keeps its
+// pin, as the provenance then records the plain path's.
 func (g *graft) pins(attrs map[string]string) {
 	named, err := reference.ParseNormalizedNamed(g.fb.Name)
 	if err != nil {
 		return
 	}
 	key := "context:" + strings.TrimSuffix(reference.FamiliarString(named), ":latest")
-	val := "docker-image://" + g.placeholder.String()
-	attrs[key+"::"+platforms.FormatAll(platforms.Normalize(platform.ToSpec(g.base.plat)))] = val
-	attrs[key] = val
+	attrs[key+"::"+platforms.FormatAll(platforms.Normalize(platform.ToSpec(g.base.plat)))] = "docker-image://" + g.placeholder.String()
 }
 
 // apply grafts the solve's Windows image onto the base and returns the
@@ -522,9 +532,12 @@ func (g *graft) rewriteStatement(st []byte, old, img v1.Hash) ([]byte, error) {
 		return nil, err
 	}
 	baseRef := reference.TrimNamed(named).String() + "@" + g.base.Digest.String()
+	phHex := strings.TrimPrefix(g.placeholder.DigestStr(), "sha256:")
 	plat := platforms.Normalize(platform.ToSpec(g.base.plat))
+	// The plain path's pin names base.Digest (an index, or the child
+	// imgctl chose), and BuildKit records the digest the pin names.
 	oldPURL, err1 := purl.RefToPURL("docker", g.placeholder.String(), &plat)
-	newPURL, err2 := purl.RefToPURL("docker", reference.TrimNamed(named).String()+"@"+g.image.String(), &plat)
+	newPURL, err2 := purl.RefToPURL("docker", baseRef, &plat)
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
 	}
@@ -534,10 +547,13 @@ func (g *graft) rewriteStatement(st []byte, old, img v1.Hash) ([]byte, error) {
 		jsonString(oldPURL), jsonString(newPURL),
 		oldPURL, newPURL,
 		"docker-image://"+g.placeholder.String(), "docker-image://"+baseRef,
-		strings.TrimPrefix(g.placeholder.DigestStr(), "sha256:"), g.image.Hex,
+		phHex, g.base.Digest.Hex,
 		old.Hex, img.Hex,
 	)
 	out := r.Replace(string(st))
+	if strings.Contains(out, phHex) {
+		return nil, fmt.Errorf("%w: the attestation still names the placeholder %s", ErrGraft, g.placeholder)
+	}
 	if !json.Valid([]byte(out)) {
 		return nil, fmt.Errorf("%w: the rewritten attestation is not JSON", ErrGraft)
 	}

@@ -47,14 +47,14 @@ type skeletons struct {
 }
 
 // SkeletonCacheDir is where skeletons are cached: $XDG_CACHE_HOME/imgctl/
-// windows-skeletons (os.UserCacheDir), or nothing when there is no cache
-// directory.
+// windows-skeletons-v1 (os.UserCacheDir; v1 is the skeleton format, see
+// writeSkeletonTar), or nothing when there is no cache directory.
 func SkeletonCacheDir() string {
 	d, err := os.UserCacheDir()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(d, "imgctl", "windows-skeletons")
+	return filepath.Join(d, "imgctl", "windows-skeletons-v1")
 }
 
 func newSkeletons(dir string) *skeletons {
@@ -68,76 +68,77 @@ func (s *skeletons) bytesRead() int64 {
 	return s.read
 }
 
-// layer returns the skeleton of base layer d of repository repo: from the
-// cache, or made by reading the layer and then cached.
-func (s *skeletons) layer(ctx context.Context, rc *registry.Client, repo name.Repository, d v1.Descriptor) (v1.Layer, error) {
+// lock serialises the work on base layer h: two variants on one base
+// make its skeleton once.
+func (s *skeletons) lock(h v1.Hash) func() {
 	s.mu.Lock()
-	m, ok := s.inUse[d.Digest]
+	m, ok := s.inUse[h]
 	if !ok {
 		m = &sync.Mutex{}
-		s.inUse[d.Digest] = m
+		s.inUse[h] = m
 	}
 	s.mu.Unlock()
 	m.Lock()
-	defer m.Unlock()
+	return m.Unlock
+}
 
-	path := ""
-	if s.dir != "" {
-		path = s.path(d.Digest)
-		if l, err := tarball.LayerFromFile(path, tarball.WithMediaType(types.OCILayer)); err == nil {
-			if _, err := l.DiffID(); err == nil {
-				return l, nil
-			}
-		}
+// cached is the skeleton of base layer h from the cache, read into memory
+// once: another process may replace the file meanwhile.
+func (s *skeletons) cached(h v1.Hash) (v1.Layer, bool) {
+	if s.dir == "" {
+		return nil, false
 	}
+	b, err := os.ReadFile(s.path(h))
+	if err != nil {
+		return nil, false
+	}
+	l, err := bytesLayer(b)
+	if err != nil {
+		return nil, false
+	}
+	if _, err := l.DiffID(); err != nil { // a torn or foreign file: make it again
+		return nil, false
+	}
+	return l, true
+}
+
+// layer returns the skeleton of base layer d of repository repo: from the
+// cache, or made by reading the layer and then cached.
+func (s *skeletons) layer(ctx context.Context, rc *registry.Client, repo name.Repository, d v1.Descriptor) (v1.Layer, error) {
+	defer s.lock(d.Digest)()
+	if l, ok := s.cached(d.Digest); ok {
+		return l, nil
+	}
+	return s.make(ctx, rc, repo, d)
+}
+
+// make reads base layer d and stores its skeleton; the caller holds the
+// layer's lock.
+func (s *skeletons) make(ctx context.Context, rc *registry.Client, repo name.Repository, d v1.Descriptor) (v1.Layer, error) {
 	base, err := rc.Layer(ctx, repo.Digest(d.Digest.String()))
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.tempFile(path)
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(out.Name())
-	err = writeSkeleton(out, base)
-	if err == nil {
-		s.mu.Lock()
-		s.read += d.Size
-		s.mu.Unlock()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	var buf bytes.Buffer
+	if err := writeSkeleton(&buf, base); err != nil {
 		return nil, fmt.Errorf("reading the directory tree of base layer %s: %w", d.Digest, err)
 	}
-	if path != "" {
-		if err := os.Rename(out.Name(), path); err == nil {
-			return tarball.LayerFromFile(path, tarball.WithMediaType(types.OCILayer))
-		}
-	}
-	// No cache: hold the skeleton in memory (it is small).
-	b, err := os.ReadFile(out.Name())
-	if err != nil {
-		return nil, err
-	}
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil },
-		tarball.WithMediaType(types.OCILayer))
+	s.mu.Lock()
+	s.read += d.Size
+	s.mu.Unlock()
+	return s.store(d.Digest, buf.Bytes())
 }
 
 // copyLayer streams base layer d of repository repo into cp's repository,
 // across registries, and makes its skeleton from the same stream, so that
 // the layer crosses once and is read once. copied reports that the layer
-// is now in cp's repository. When the skeleton is cached, or the target
-// already holds the layer (the upload reads nothing), the skeleton comes
-// from layer and the copy is left to the merge.
+// is now in cp's repository; when the skeleton is cached it is not, and the
+// caller copies it. When the upload read nothing (the target held the
+// layer) or was retried, the skeleton is made from a read of its own.
 func (s *skeletons) copyLayer(ctx context.Context, rc *registry.Client, cp *registry.Copier, repo name.Repository, d v1.Descriptor) (sk v1.Layer, copied bool, err error) {
-	if s.dir != "" {
-		if l, err := tarball.LayerFromFile(s.path(d.Digest), tarball.WithMediaType(types.OCILayer)); err == nil {
-			if _, err := l.DiffID(); err == nil {
-				return l, false, nil
-			}
-		}
+	defer s.lock(d.Digest)()
+	if l, ok := s.cached(d.Digest); ok {
+		return l, false, nil
 	}
 	base, err := rc.Layer(ctx, repo.Digest(d.Digest.String()))
 	if err != nil {
@@ -152,37 +153,48 @@ func (s *skeletons) copyLayer(ctx context.Context, rc *registry.Client, cp *regi
 		made <- err
 	}()
 	err = cp.Blob(ctx, &teeLayer{Layer: base, w: pw}, repo)
-	_ = pw.CloseWithError(io.ErrUnexpectedEOF) // no-op after a full read: the tee closed it
+	_ = pw.CloseWithError(io.ErrUnexpectedEOF) // no-op after a full first read: the tee closed it
 	mkErr := <-made
 	if err != nil {
 		return nil, false, err
 	}
 	if mkErr != nil {
-		// The target held the layer already, so the upload read nothing.
-		l, err := s.layer(ctx, rc, repo, d)
+		l, err := s.make(ctx, rc, repo, d)
 		return l, true, err
 	}
 	s.mu.Lock()
 	s.read += d.Size
 	s.mu.Unlock()
-	return s.store(d.Digest, buf.Bytes())
+	l, err := s.store(d.Digest, buf.Bytes())
+	return l, true, err
 }
 
-// teeLayer is a layer whose compressed stream is copied to w as it is
-// read; w is closed at the stream's end.
+// teeLayer is a layer whose first compressed stream is copied to w as it
+// is read, w closed at its end. A second stream (go-containerregistry's
+// retry, or a redirect) is not copied: w is closed with an error, and the
+// skeleton is made apart.
 type teeLayer struct {
 	v1.Layer
-	w *io.PipeWriter
+	w      *io.PipeWriter
+	opened bool
 }
 
-// Compressed tees the layer's compressed stream into w.
+// Compressed tees the layer's first compressed stream into w.
 func (t *teeLayer) Compressed() (io.ReadCloser, error) {
 	rc, err := t.Layer.Compressed()
 	if err != nil {
 		return nil, err
 	}
+	if t.opened {
+		_ = t.w.CloseWithError(errStreamRetried)
+		return rc, nil
+	}
+	t.opened = true
 	return &teeReadCloser{rc: rc, w: t.w}, nil
 }
+
+// errStreamRetried ends a skeleton whose stream was opened again.
+var errStreamRetried = errors.New("the layer's stream was opened again")
 
 type teeReadCloser struct {
 	rc io.ReadCloser
@@ -202,25 +214,24 @@ func (t *teeReadCloser) Read(p []byte) (int, error) {
 
 func (t *teeReadCloser) Close() error { return t.rc.Close() }
 
-// store caches skeleton b of base layer h and returns it as a layer, with
-// copied true (copyLayer's result).
-func (s *skeletons) store(h v1.Hash, b []byte) (v1.Layer, bool, error) {
-	if s.dir != "" {
-		if err := os.MkdirAll(s.dir, 0o755); err == nil {
-			if f, err := os.CreateTemp(s.dir, ".skeleton-*"); err == nil {
-				_, werr := f.Write(b)
-				cerr := f.Close()
-				if werr == nil && cerr == nil && os.Rename(f.Name(), s.path(h)) == nil {
-					l, err := tarball.LayerFromFile(s.path(h), tarball.WithMediaType(types.OCILayer))
-					return l, true, err
-				}
+// store caches skeleton b of base layer h (best effort: a cache that
+// cannot be written costs the next build a read) and returns it as a layer.
+func (s *skeletons) store(h v1.Hash, b []byte) (v1.Layer, error) {
+	if s.dir != "" && os.MkdirAll(s.dir, 0o755) == nil {
+		if f, err := os.CreateTemp(s.dir, ".skeleton-*"); err == nil {
+			_, werr := f.Write(b)
+			if cerr := f.Close(); werr != nil || cerr != nil || os.Rename(f.Name(), s.path(h)) != nil {
 				_ = os.Remove(f.Name())
 			}
 		}
 	}
-	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil },
+	return bytesLayer(b)
+}
+
+// bytesLayer is a gzip-compressed skeleton held in memory as an OCI layer.
+func bytesLayer(b []byte) (v1.Layer, error) {
+	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil },
 		tarball.WithMediaType(types.OCILayer))
-	return l, true, err
 }
 
 // path is where the skeleton of base layer h is cached.
@@ -228,20 +239,9 @@ func (s *skeletons) path(h v1.Hash) string {
 	return filepath.Join(s.dir, h.Algorithm+"-"+h.Hex+".tar.gz")
 }
 
-// tempFile is a new file beside path (so that a rename puts it in place),
-// or in the temporary directory without a cache.
-func (s *skeletons) tempFile(path string) (*os.File, error) {
-	dir := os.TempDir()
-	if path != "" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			dir = filepath.Dir(path)
-		}
-	}
-	return os.CreateTemp(dir, ".skeleton-*")
-}
-
 // keptFiles are the files whose content a skeleton keeps (see
-// writeSkeleton), when at most maxKeptFile bytes.
+// writeSkeletonTar); one larger than maxKeptFile, or a hard link, makes
+// the skeleton fail, and the variant takes the plain path.
 var keptFiles = map[string]bool{"Files/etc/passwd": true, "Files/etc/group": true}
 
 const maxKeptFile = 1 << 20
@@ -306,12 +306,18 @@ func writeSkeletonTar(w io.Writer, ur io.Reader) error {
 			// Files/etc/passwd and group keep their content: a WORKDIR
 			// with USER set looks the user up there (BuildKit's
 			// solver/llbsolver/ops/user_linux.go), on the base's tree.
-			if keptFiles[h.Name] && h.Size <= maxKeptFile {
+			if keptFiles[h.Name] {
+				if h.Size > maxKeptFile {
+					return fmt.Errorf("%s is %d bytes, more than a skeleton carries", h.Name, h.Size)
+				}
 				if keep, err = io.ReadAll(tr); err != nil {
 					return err
 				}
 			}
 			h.Size = int64(len(keep))
+		}
+		if h.Typeflag == tar.TypeLink && keptFiles[h.Name] {
+			return fmt.Errorf("%s is a hard link, whose content a skeleton does not carry", h.Name)
 		}
 		if err := tw.WriteHeader(h); err != nil {
 			return err

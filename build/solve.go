@@ -2,6 +2,7 @@ package build
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -61,27 +62,32 @@ func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, rc 
 				close(ch)
 				return fmt.Errorf("building %s: pushing the placeholder of its base: %w", v.Name, err)
 			}
+			plainAttrs := maps.Clone(opt.FrontendAttrs)
 			if gr != nil {
 				gr.pins(opt.FrontendAttrs)
 			}
 			o.logger().Info("solving", "variant", v.Name, "platforms", formatPlatforms(v.Platforms), "builder", a.Builder.Addr)
-			resp, err := c.Solve(gctx, nil, opt, ch)
-			if err != nil {
-				return fmt.Errorf("building %s: %w", v.Name, err)
-			}
-			top, err := topDescriptor(resp.ExporterResponse)
-			if err != nil {
-				return fmt.Errorf("building %s: %w", v.Name, err)
-			}
 			src := newDaemonContent(c, repo, rc)
-			if out[i], err = readExported(gctx, src, top, !p.tagsDirectly()); err != nil {
-				return fmt.Errorf("building %s: %w", v.Name, err)
-			}
+			ex, err := p.solveOne(gctx, c, opt, ch, src)
 			if gr != nil {
-				if out[i].prepared, err = gr.apply(gctx, src, out[i], repo, mountedLayers(bases, gr.base)); err != nil {
-					return fmt.Errorf("building %s: %w", v.Name, err)
+				if err == nil {
+					ex.prepared, err = gr.apply(gctx, src, ex, repo, mountedLayers(bases, gr.base))
+				}
+				// A graft that went wrong (a frontend that ignored the pin, a
+				// builder that cannot pull the placeholder) is built again
+				// on the plain path, and the note says why.
+				if err != nil && gctx.Err() == nil && (errors.Is(err, ErrGraft) || gr.names(err)) {
+					o.note(fmt.Sprintf("variant %s: BuildKit's plain path, which downloads the base: the graft failed: %v", v.Name, err))
+					opt.FrontendAttrs = plainAttrs
+					ch2 := make(chan *client.SolveStatus)
+					fwd.Go(func() { forwardStatus(ctx, o.Status, ch2, label) })
+					ex, err = p.solveOne(gctx, c, opt, ch2, src)
 				}
 			}
+			if err != nil {
+				return fmt.Errorf("building %s: %w", v.Name, err)
+			}
+			out[i] = ex
 			checkBaseLayers(o, v, out[i], bases)
 			return nil
 		})
@@ -89,6 +95,19 @@ func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, rc 
 	err := g.Wait()
 	fwd.Wait()
 	return out, err
+}
+
+// solveOne runs one solve with its status on ch and reads what it pushed.
+func (p *Plan) solveOne(ctx context.Context, c *client.Client, opt client.SolveOpt, ch chan *client.SolveStatus, src *daemonContent) (*exported, error) {
+	resp, err := c.Solve(ctx, nil, opt, ch)
+	if err != nil {
+		return nil, err
+	}
+	top, err := topDescriptor(resp.ExporterResponse)
+	if err != nil {
+		return nil, err
+	}
+	return readExported(ctx, src, top, !p.tagsDirectly())
 }
 
 // forwardStatus passes the status of one solve or build from src on to dst
