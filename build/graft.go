@@ -51,9 +51,6 @@ type graft struct {
 	fb       lint.FinalBase
 	base     ResolvedBase
 	baseRepo name.Repository
-	// image is the base image's manifest digest for the variant's
-	// platform: base.Digest, or its child when that is an index.
-	image v1.Hash
 	// layers and diffIDs are the base image's, for the variant's platform.
 	layers  []v1.Descriptor
 	diffIDs []v1.Hash
@@ -206,14 +203,14 @@ func (p *Plan) readGraftBase(ctx context.Context, i int, c *client.Client, o *Op
 	if err != nil {
 		return nil, err
 	}
-	g.image = rb.Digest
+	child := rb.Digest
 	if idx, err := isIndex(raw); err != nil {
 		return nil, err
 	} else if idx {
-		if g.image, err = matchChild(ctx, raw, rb.plat); err != nil {
+		if child, err = matchChild(ctx, raw, rb.plat); err != nil {
 			return nil, err
 		}
-		if raw, err = readBaseManifest(ctx, c, rc, g.baseRepo, g.image); err != nil {
+		if raw, err = readBaseManifest(ctx, c, rc, g.baseRepo, child); err != nil {
 			return nil, err
 		}
 	}
