@@ -20,6 +20,7 @@ import (
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/imgctl/imgctl/index"
+	"github.com/imgctl/imgctl/internal/rawmanifest"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/registry"
@@ -280,7 +281,7 @@ func (p *Plan) readGraftBase(ctx context.Context, i int, c *client.Client, o *Op
 // skeletons, the base's config with the skeletons' diff_ids, and a
 // manifest, by digest.
 func (g *graft) pushPlaceholder(ctx context.Context, cp *registry.Copier) error {
-	phConfig, err := withDiffIDs(g.config, g.skelDiffIDs)
+	phConfig, err := rawmanifest.WithDiffIDs(g.config, g.skelDiffIDs)
 	if err != nil {
 		return err
 	}
@@ -323,21 +324,6 @@ func readBaseBlob(ctx context.Context, c *client.Client, rc *registry.Client, re
 		return raw, nil
 	}
 	return rc.SmallBlob(ctx, repo.Digest(h.String()))
-}
-
-// withDiffIDs is config raw with its rootfs.diff_ids replaced, every other
-// field kept as it is.
-func withDiffIDs(raw []byte, diffIDs []v1.Hash) ([]byte, error) {
-	var cm map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &cm); err != nil {
-		return nil, fmt.Errorf("reading config: %w", err)
-	}
-	rootfs, err := json.Marshal(v1.RootFS{Type: "layers", DiffIDs: diffIDs})
-	if err != nil {
-		return nil, err
-	}
-	cm["rootfs"] = rootfs
-	return json.Marshal(cm)
 }
 
 // pins puts the placeholder in place of the Windows base for the
@@ -385,7 +371,7 @@ func (g *graft) apply(ctx context.Context, src blobSource, ex *exported, repo na
 	if err != nil {
 		return nil, err
 	}
-	config, err := withDiffIDs(craw, append(append([]v1.Hash(nil), g.diffIDs...), img.Config.RootFS.DiffIDs[n:]...))
+	config, err := rawmanifest.WithDiffIDs(craw, append(append([]v1.Hash(nil), g.diffIDs...), img.Config.RootFS.DiffIDs[n:]...))
 	if err != nil {
 		return nil, err
 	}
@@ -395,10 +381,17 @@ func (g *graft) apply(ctx context.Context, src blobSource, ex *exported, repo na
 	}
 	var layers []v1.Descriptor
 	for _, l := range g.layers {
-		l.MediaType = ociLayerType(l.MediaType)
+		// The family of the manifest BuildKit wrote, as its exporter
+		// converts base layers (oci-mediatypes).
+		if mt, ok := rawmanifest.LayerMediaType(l.MediaType, img.Descriptor.MediaType); ok {
+			l.MediaType = mt
+		}
 		layers = append(layers, l)
 	}
-	newM, err := withLayers(mraw, v1.Descriptor{MediaType: m.Config.MediaType, Digest: ch, Size: int64(len(config))}, append(layers, img.Layers[n:]...))
+	newM, err := rawmanifest.Set(mraw, map[string]any{
+		"config": v1.Descriptor{MediaType: m.Config.MediaType, Digest: ch, Size: int64(len(config))},
+		"layers": append(layers, img.Layers[n:]...),
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -486,7 +479,7 @@ func (g *graft) attestation(ctx context.Context, src blobSource, a v1.Descriptor
 		for _, l := range layers {
 			ids = append(ids, l.Digest)
 		}
-		if craw, err = withDiffIDs(craw, ids); err != nil {
+		if craw, err = rawmanifest.WithDiffIDs(craw, ids); err != nil {
 			return index.Prepared{}, err
 		}
 		ch, _, err := v1.SHA256(bytes.NewReader(craw))
@@ -496,14 +489,13 @@ func (g *graft) attestation(ctx context.Context, src blobSource, a v1.Descriptor
 		config.Digest, config.Size, config.Data = ch, int64(len(craw)), nil
 		blobs = append(blobs, index.Blob{Descriptor: config, Data: craw})
 	}
-	newRaw, err := withLayers(raw, config, layers)
+	edits := map[string]any{"config": config, "layers": layers}
+	if m.Subject != nil { // an OCI artifact names its image as its subject
+		edits["subject"] = v1.Descriptor{MediaType: m.Subject.MediaType, Digest: img, Size: imgSize}
+	}
+	newRaw, err := rawmanifest.Set(raw, edits)
 	if err != nil {
 		return index.Prepared{}, err
-	}
-	if m.Subject != nil { // an OCI artifact names its image as its subject
-		if newRaw, err = withSubject(newRaw, v1.Descriptor{MediaType: m.Subject.MediaType, Digest: img, Size: imgSize}); err != nil {
-			return index.Prepared{}, err
-		}
 	}
 	h, _, err := v1.SHA256(bytes.NewReader(newRaw))
 	if err != nil {
@@ -561,55 +553,8 @@ func (g *graft) rewriteStatement(st []byte, old, img v1.Hash) ([]byte, error) {
 // digest, which BuildKit puts on each statement of an attestation.
 const uncompressedAnnotation = "containerd.io/uncompressed"
 
-// withSubject is manifest raw with its subject replaced.
-func withSubject(raw []byte, subject v1.Descriptor) ([]byte, error) {
-	var mm map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &mm); err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(subject)
-	if err != nil {
-		return nil, err
-	}
-	mm["subject"] = b
-	return json.Marshal(mm)
-}
-
 // jsonString is s as encoding/json writes it inside a JSON string.
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b[1 : len(b)-1])
-}
-
-// withLayers is manifest raw with its config and layers replaced, every
-// other field kept.
-func withLayers(raw []byte, config v1.Descriptor, layers []v1.Descriptor) ([]byte, error) {
-	var mm map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &mm); err != nil {
-		return nil, err
-	}
-	c, err := json.Marshal(config)
-	if err != nil {
-		return nil, err
-	}
-	l, err := json.Marshal(layers)
-	if err != nil {
-		return nil, err
-	}
-	mm["config"], mm["layers"] = c, l
-	return json.Marshal(mm)
-}
-
-// ociLayerType is the OCI media type of a Docker layer type, as BuildKit's
-// exporter writes it with oci-mediatypes=true.
-func ociLayerType(mt types.MediaType) types.MediaType {
-	switch mt {
-	case types.DockerLayer:
-		return types.OCILayer
-	case types.DockerUncompressedLayer:
-		return types.OCIUncompressedLayer
-	case types.DockerForeignLayer:
-		return types.OCIRestrictedLayer
-	}
-	return mt
 }

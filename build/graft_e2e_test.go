@@ -209,6 +209,27 @@ func TestGraftEquivalence(t *testing.T) {
 			t.Errorf("env %q: want PATH extended from the base's", gc.Config.Env)
 		}
 	})
+	// The graft edits BuildKit's manifest and config in place
+	// (rawmanifest), so they keep its layout: the same keys in the same
+	// order as the plain build's, not re-serialised.
+	t.Run("the manifest and config keep BuildKit's layout", func(t *testing.T) {
+		for _, c := range []struct {
+			what string
+			raw  func(v1.Image) ([]byte, error)
+		}{{"manifest", v1.Image.RawManifest}, {"config", v1.Image.RawConfigFile}} {
+			gr, err := c.raw(g.img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr, err := c.raw(p.img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gk, pk := topKeys(t, gr), topKeys(t, pr); !slices.Equal(gk, pk) {
+				t.Errorf("%s keys: grafted %q, plain %q", c.what, gk, pk)
+			}
+		}
+	})
 	t.Run("the provenance names the base, as the plain build's", func(t *testing.T) {
 		gs, ps := provenanceOf(t, graftTag, g.digest), provenanceOf(t, plainTag, p.digest)
 		if !strings.Contains(gs, g.digest.Hex) {
@@ -417,6 +438,28 @@ func graftBuild(t *testing.T, d *buildtest.Daemon, tag, dir, baseRef, linuxRef, 
 		t.Fatalf("build %s (plain %v): %v\nbuildkitd: %s", tag, plain, err, d.LogTail(20))
 	}
 	return tag, notes
+}
+
+// topKeys is the keys of the JSON object raw, in order.
+func topKeys(t *testing.T, raw []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("not a JSON object (%v): %s", err, raw)
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, tok.(string))
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
 }
 
 // builtImage is the Windows image of a built index.

@@ -7,6 +7,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/imgctl/imgctl/internal/rawmanifest"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
@@ -29,7 +30,7 @@ func rewriteManifest(v *variant, p parts, n int, cfg []byte) ([]byte, error) {
 		raw []byte
 		dst *[]json.RawMessage
 	}{{p.app.raw, &appLayers}, {p.new.raw, &baseLayers}} {
-		l, err := field(x.raw, "layers")
+		l, err := rawmanifest.Field(x.raw, "layers")
 		if err == nil {
 			err = json.Unmarshal(l, x.dst)
 		}
@@ -43,13 +44,13 @@ func rewriteManifest(v *variant, p parts, n int, cfg []byte) ([]byte, error) {
 			return nil, err
 		}
 		if mt != d.MediaType {
-			enc, _ := encode(mt)
-			if baseLayers[i], err = replaceKeys(baseLayers[i], map[string]json.RawMessage{"mediaType": enc}); err != nil {
+			enc, _ := rawmanifest.Encode(mt)
+			if baseLayers[i], err = rawmanifest.ReplaceKeys(baseLayers[i], map[string]json.RawMessage{"mediaType": enc}); err != nil {
 				return nil, err
 			}
 		}
 	}
-	layers, err := encode(append(baseLayers, appLayers[n:]...))
+	layers, err := rawmanifest.Encode(append(baseLayers, appLayers[n:]...))
 	if err != nil {
 		return nil, err
 	}
@@ -65,17 +66,17 @@ func rewriteManifest(v *variant, p parts, n int, cfg []byte) ([]byte, error) {
 		ann[snapshot.AnnotationBaseName] = v.BaseName
 	}
 	ann[snapshot.AnnotationBaseDigest] = p.new.desc.Digest.String()
-	annRaw, err := encode(ann)
+	annRaw, err := rawmanifest.Encode(ann)
 	if err != nil {
 		return nil, err
 	}
-	return replaceKeys(p.app.raw, map[string]json.RawMessage{"config": cd, "layers": layers, "annotations": annRaw}, "annotations")
+	return rawmanifest.ReplaceKeys(p.app.raw, map[string]json.RawMessage{"config": cd, "layers": layers, "annotations": annRaw}, "annotations")
 }
 
 // configDescriptor is the manifest's config descriptor with the digest and
 // size of cfg; its media type and any other field are kept.
 func configDescriptor(manifest, cfg []byte) (json.RawMessage, error) {
-	raw, err := field(manifest, "config")
+	raw, err := rawmanifest.Field(manifest, "config")
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +84,7 @@ func configDescriptor(manifest, cfg []byte) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, _ := encode(h)
-	s, _ := encode(size)
-	return replaceKeys(raw, map[string]json.RawMessage{"digest": d, "size": s})
+	d, _ := rawmanifest.Encode(h)
+	s, _ := rawmanifest.Encode(size)
+	return rawmanifest.ReplaceKeys(raw, map[string]json.RawMessage{"digest": d, "size": s})
 }

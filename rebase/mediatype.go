@@ -4,45 +4,16 @@ import (
 	"fmt"
 
 	"github.com/google/go-containerregistry/pkg/v1/types"
-)
 
-// Layer media types per family. A descriptor's media type can change
-// without changing the blob: a Docker gzip layer and an OCI gzip layer are
-// the same bytes, so converting keeps every digest and mounts the same blob.
-var (
-	ociLayers = map[types.MediaType]bool{
-		types.OCILayer: true, types.OCILayerZStd: true, types.OCIUncompressedLayer: true,
-		types.OCIRestrictedLayer: true, types.OCIUncompressedRestrictedLayer: true,
-	}
-	dockerLayers = map[types.MediaType]bool{
-		types.DockerLayer: true, types.DockerForeignLayer: true, types.DockerUncompressedLayer: true,
-	}
-	dockerToOCI = map[types.MediaType]types.MediaType{
-		types.DockerLayer:             types.OCILayer,
-		types.DockerForeignLayer:      types.OCIRestrictedLayer,
-		types.DockerUncompressedLayer: types.OCIUncompressedLayer,
-	}
-	ociToDocker = map[types.MediaType]types.MediaType{
-		types.OCILayer:             types.DockerLayer,
-		types.OCIRestrictedLayer:   types.DockerForeignLayer,
-		types.OCIUncompressedLayer: types.DockerUncompressedLayer,
-	}
+	"github.com/imgctl/imgctl/internal/rawmanifest"
 )
 
 // layerMediaType returns the media type a base layer of type mt gets in a
-// manifest of type manifest: unchanged within the family, the equivalent
-// type of the manifest's family otherwise. zstd and uncompressed
-// non-distributable OCI layers have no Docker equivalent and are refused,
-// as are types of neither family.
+// manifest of type manifest (rawmanifest.LayerMediaType); types with no
+// equivalent in the manifest's family are refused with ErrMediaType.
 func layerMediaType(mt, manifest types.MediaType) (types.MediaType, error) {
-	oci := manifest == types.OCIManifestSchema1
-	switch {
-	case oci && ociLayers[mt], !oci && dockerLayers[mt]:
-		return mt, nil
-	case oci && dockerToOCI[mt] != "":
-		return dockerToOCI[mt], nil
-	case !oci && ociToDocker[mt] != "":
-		return ociToDocker[mt], nil
+	if got, ok := rawmanifest.LayerMediaType(mt, manifest); ok {
+		return got, nil
 	}
 	return "", fmt.Errorf("%w: %s in a %s manifest", ErrMediaType, mt, manifest)
 }

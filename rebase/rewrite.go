@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/imgctl/imgctl/internal/rawmanifest"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
@@ -84,30 +85,23 @@ func rewriteConfig(p parts, n int) ([]byte, error) {
 	if len(nb.RootFS.DiffIDs) != len(p.new.manifest.Layers) {
 		return nil, fmt.Errorf("%w: the new base has %d layers and %d diff_ids", ErrBaseMismatch, len(p.new.manifest.Layers), len(nb.RootFS.DiffIDs))
 	}
-	rootfs, err := field(p.appCfg.raw, "rootfs")
+	cfg, err := rawmanifest.WithDiffIDs(p.appCfg.raw, slices.Concat(nb.RootFS.DiffIDs, app.RootFS.DiffIDs[n:]))
 	if err != nil {
 		return nil, err
 	}
-	ids, err := encode(slices.Concat(nb.RootFS.DiffIDs, app.RootFS.DiffIDs[n:]))
-	if err != nil {
-		return nil, err
-	}
-	if rootfs, err = replaceKeys(rootfs, map[string]json.RawMessage{"diff_ids": ids}, "diff_ids"); err != nil {
-		return nil, err
-	}
-	repl := map[string]json.RawMessage{"rootfs": rootfs, "os.version": nil, "os.features": nil}
+	repl := map[string]json.RawMessage{"os.version": nil, "os.features": nil}
 	if len(app.History) > 0 {
 		if repl["history"], err = rewriteHistory(p); err != nil {
 			return nil, err
 		}
 	}
 	if nb.OSVersion != "" {
-		repl["os.version"], _ = encode(nb.OSVersion)
+		repl["os.version"], _ = rawmanifest.Encode(nb.OSVersion)
 	}
 	if len(nb.OSFeatures) > 0 {
-		repl["os.features"], _ = encode(nb.OSFeatures)
+		repl["os.features"], _ = rawmanifest.Encode(nb.OSFeatures)
 	}
-	return replaceKeys(p.appCfg.raw, repl, "os.version", "os.features")
+	return rawmanifest.ReplaceKeys(cfg, repl, "os.version", "os.features")
 }
 
 // rewriteHistory replaces the image's first len(old history) entries, which
@@ -127,7 +121,7 @@ func rewriteHistory(p parts) (json.RawMessage, error) {
 		cfg []byte
 		dst *[]json.RawMessage
 	}{{p.appCfg.raw, &appRaw}, {p.newCfg.raw, &newRaw}} {
-		h, err := field(x.cfg, "history")
+		h, err := rawmanifest.Field(x.cfg, "history")
 		if err == nil && h != nil {
 			err = json.Unmarshal(h, x.dst)
 		}
@@ -135,5 +129,5 @@ func rewriteHistory(p parts) (json.RawMessage, error) {
 			return nil, fmt.Errorf("reading history: %w", err)
 		}
 	}
-	return encode(slices.Concat(newRaw, appRaw[len(old):]))
+	return rawmanifest.Encode(slices.Concat(newRaw, appRaw[len(old):]))
 }
