@@ -25,10 +25,7 @@ func TestActionBuildsAndTags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := filepath.Dir(buildtest.ImgctlBinary(t))
 	reg := regtest.New(t)
 	daemon := buildtest.New(t, buildtest.Options{InsecureRegistries: []string{reg.Host()}})
 	ctx := t.TempDir()

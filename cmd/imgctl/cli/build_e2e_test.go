@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,7 +28,18 @@ func TestMain(m *testing.M) {
 		os.Unsetenv(k)
 	}
 	// imgctl build caches the skeletons of Windows base layers under
-	// XDG_CACHE_HOME: one cache for the package, none outside it.
+	// XDG_CACHE_HOME: one cache for the package, none outside it. The go
+	// command's default build cache is under XDG_CACHE_HOME too, so it is
+	// pinned first: the tests that build imgctl (buildtest.ImgctlBinary)
+	// must find the compiles already made, not start an empty cache.
+	if os.Getenv("GOCACHE") == "" {
+		out, err := exec.Command("go", "env", "GOCACHE").Output()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "go env GOCACHE:", err)
+			os.Exit(2)
+		}
+		os.Setenv("GOCACHE", strings.TrimSpace(string(out)))
+	}
 	cache, err := os.MkdirTemp("", "imgctl-cli-cache-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

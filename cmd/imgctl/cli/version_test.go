@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/imgctl/imgctl/internal/buildtest"
 )
 
 var versionDepPaths = []string{"github.com/moby/buildkit", "github.com/google/go-containerregistry", "github.com/sigstore/cosign/v2"}
@@ -103,12 +104,7 @@ func TestVersionBinary(t *testing.T) {
 	}
 	t.Parallel()
 	mod := goModVersions(t)
-	bin := filepath.Join(t.TempDir(), "imgctl")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, "github.com/imgctl/imgctl/cmd/imgctl")
-	build.Dir = filepath.Join("..", "..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildtest.ImgctlBinary(t)
 	text, err := exec.CommandContext(t.Context(), bin, "version").Output()
 	if err != nil {
 		t.Fatalf("imgctl version: %v", err)
