@@ -15,6 +15,10 @@ import (
 // build cache already and only imgctl is linked (seconds), where the
 // default flags compiled every dependency once more (minutes on two cores,
 // in each test package that built imgctl).
+//
+// release.Compile builds with the same flags, for a release; it is not
+// called here because the cli package's own tests, which use this, cannot
+// import internal/release (it imports cli).
 func ImgctlBinary(t testing.TB) string {
 	t.Helper()
 	root, err := ModuleRoot()

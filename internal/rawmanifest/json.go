@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // Encode marshals v without HTML escaping ("&&" in a history entry stays
@@ -100,7 +102,7 @@ func Set(raw []byte, values map[string]any, order ...string) ([]byte, error) {
 // WithDiffIDs is config raw with rootfs.diff_ids replaced by diffIDs in
 // place, every other field of the config and of rootfs kept as it is. A
 // config without rootfs gets {"type":"layers","diff_ids":...} appended.
-func WithDiffIDs(raw []byte, diffIDs any) ([]byte, error) {
+func WithDiffIDs(raw []byte, diffIDs []v1.Hash) ([]byte, error) {
 	rootfs, err := Field(raw, "rootfs")
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
