@@ -64,7 +64,7 @@ func nodeHosts(n Node) ([]verify.Host, string) {
 	for i, e := range engines {
 		hosts[i] = verify.Host{Name: n.Name, Platform: host, Engines: []platform.Engine{e}}
 		if e.Name() != platform.Containerd {
-			hosts[i].Engines = append(hosts[i].Engines, platform.ContainerdEngine{})
+			hosts[i].Engines = append(hosts[i].Engines, platform.ContainerdEngine())
 		}
 	}
 	return hosts, why
@@ -106,11 +106,11 @@ func (c *nodeChecker) engine(n Node, r verify.HostResult) {
 	if sel.Engine.Name() != platform.Containerd {
 		if ref := r.Selections[1].Index; sel.Index != ref {
 			c.add(RuleNodeEngineQuirk, verify.Warning, platform.Format(host), sel.Index,
-				"node %s (%s) runs %s, which picks %s where containerd 2.x picks %s; the node keeps the older choice until its containerd is upgraded",
-				n.Name, describeHost(host), sel.Engine.Name(), c.describe(sel.Index), c.describe(ref))
+				"node %s (%s) runs %s (%s), which picks %s where %s picks %s; the node keeps this choice until its runtime is upgraded",
+				n.Name, describeHost(host), sel.Engine.Name(), platform.RangesOf(sel.Engine.Name()), c.describe(sel.Index), platform.RangesOf(platform.Containerd), c.describe(ref))
 		}
 	}
-	if q := sel.Quirk; q != nil {
+	if q := sel.Quirk; q != nil && platform.RanksByString(sel.Engine) {
 		c.add(verify.RuleOrderingQuirk, verify.Warning, platform.Format(host), sel.Index,
 			"node %s: %s compares os.version as strings and picks %s over the newer %s", n.Name, sel.Engine.Name(), q.Selected, q.Newer)
 	}

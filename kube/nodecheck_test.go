@@ -27,6 +27,7 @@ func TestCheckNodes(t *testing.T) {
 	noArm := loadSnapshot(t, linux(t, "amd64"), win(t, regtest.OSVersionLTSC2025))
 	quirky := loadSnapshot(t, win(t, "10.0.26100.2894"), win(t, "10.0.20348.3091"))
 	stringOrder := loadSnapshot(t, win(t, "10.0.26100.33674"), win(t, "10.0.26100.9999"))
+	oldestFirst := loadSnapshot(t, win(t, regtest.OSVersionLTSC2022), win(t, regtest.OSVersionLTSC2025))
 	cases := []struct {
 		name, nodes string
 		s           *snapshot.Snapshot
@@ -34,11 +35,12 @@ func TestCheckNodes(t *testing.T) {
 		sev         verify.Severity // "" = not reported
 		mention     []string        // substrings of that rule's message
 	}{
-		{"2022 node, only a 2025 variant", "nodes-migration.json", only25, RuleNodeNoVariant, verify.Error, []string{"akswin22000000", "build 20348", "containerd-1.7", "windows/amd64:10.0.26100.6584"}},
+		{"2022 node, only a 2025 variant", "nodes-migration.json", only25, RuleNodeNoVariant, verify.Error, []string{"akswin22000000", "build 20348", "containerd-legacy", "windows/amd64:10.0.26100.6584"}},
 		{"2022 and 2025 variants", "nodes-migration.json", both, RuleNodeNoVariant, "", nil},
 		{"arm64 node without arm64", "nodes-hybrid.json", noArm, RuleNodeNoVariant, verify.Error, []string{"aks-arm64-31416920-vmss000000", "linux/arm64", "containerd"}},
 		{"hybrid cluster, full index", "nodes-hybrid.json", both, RuleNodeNoVariant, "", nil},
-		{"1.7 on a 2025 node", "nodes-2025-containerd17.json", quirky, RuleNodeEngineQuirk, verify.Warning, []string{"akswin25000001", "containerd-1.7", "10.0.20348.3091", "10.0.26100.2894"}},
+		{"1.7 on a 2025 node, oldest first", "nodes-2025-containerd17.json", oldestFirst, RuleNodeEngineQuirk, verify.Warning, []string{"akswin25000001", "containerd-legacy", regtest.OSVersionLTSC2022, regtest.OSVersionLTSC2025}},
+		{"1.7 on a 2025 node, newest first", "nodes-2025-containerd17.json", quirky, RuleNodeEngineQuirk, "", nil},
 		{"containerd 2 on a 2025 node", "nodes-migration.json", quirky, RuleNodeEngineQuirk, "", nil},
 		{"1.7 on a 2025 node with one variant", "nodes-2025-containerd17.json", only25, RuleNodeEngineQuirk, "", nil},
 		{"containerd 1.6", "nodes-unknown-runtime.json", both, RuleNodeUnknownRuntime, verify.Warning, []string{"akswin22000001", "1.6.36"}},
@@ -75,7 +77,7 @@ func TestCheckNodesRows(t *testing.T) {
 	for _, tr := range r.Targets {
 		got = append(got, tr.Target+" "+tr.Engine+" "+tr.OSVersion)
 	}
-	want := "akswin22000000 containerd-1.7 " + regtest.OSVersionLTSC2022 + "|akswin25000000 containerd " + regtest.OSVersionLTSC2025
+	want := "akswin22000000 containerd-legacy " + regtest.OSVersionLTSC2022 + "|akswin25000000 containerd-index-order " + regtest.OSVersionLTSC2025
 	if strings.Join(got, "|") != want {
 		t.Fatalf("rows %q, want %q", got, want)
 	}

@@ -33,7 +33,7 @@ func TestReadNodesFixtures(t *testing.T) {
 	want := []Node{
 		{Name: "aks-system-27361542-vmss000000", OS: "linux", Architecture: "amd64", OSImage: "Ubuntu 22.04.5 LTS", Runtime: "containerd://1.7.27-1"},
 		{Name: "aks-arm64-31416920-vmss000000", OS: "linux", Architecture: "arm64", OSImage: "Ubuntu 22.04.5 LTS", Runtime: "containerd://2.0.5-1"},
-		{Name: "akswin25000000", OS: "windows", Architecture: "amd64", OSImage: "Windows Server 2025 Datacenter", Runtime: "containerd://2.1.4",
+		{Name: "akswin25000000", OS: "windows", Architecture: "amd64", OSImage: "Windows Server 2025 Datacenter", Runtime: "containerd://2.2.7",
 			Version: platform.Version{Major: 10, Build: 26100, Revision: 2894, HasRevision: true}},
 	}
 	if !reflect.DeepEqual(want, got) {
@@ -88,10 +88,16 @@ func TestReadNodesErrors(t *testing.T) {
 
 func TestRuntimeEngine(t *testing.T) {
 	for in, want := range map[string]string{
-		"containerd://2.1.4":        platform.Containerd,
-		"containerd://v2.0.0-rc.1":  platform.Containerd,
-		"containerd://1.7.22+azure": platform.Containerd17,
-		"containerd://1.7.27-1":     platform.Containerd17,
+		"containerd://2.1.4":        platform.ContainerdIndexOrder,
+		"containerd://v2.0.0-rc.1":  platform.ContainerdIndexOrder,
+		"containerd://2.0.4+azure":  platform.ContainerdIndexOrder,
+		"containerd://2.1.6":        platform.ContainerdLTSCFloor,
+		"containerd://2.2.7-k3s1":   platform.ContainerdLTSCFloor,
+		"containerd://2.3.4":        platform.ContainerdOSFeatures,
+		"containerd://2.4.0":        platform.Containerd,
+		"containerd://1.7.22+azure": platform.ContainerdLegacy,
+		"containerd://1.7.27-1":     platform.ContainerdLegacy,
+		"containerd://1.7.18":       "",
 		"docker://28.3.2":           platform.Docker,
 		"containerd://1.6.36":       "",
 		"cri-o://1.33.1":            "",

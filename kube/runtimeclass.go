@@ -24,7 +24,7 @@ func (c *wchecker) runtimeClassVariant(rc runtimeClass) {
 	}
 	arch := first(str(rc.nodeSelector[LabelArch].Value), "amd64")
 	host := platform.Platform{OS: "windows", Architecture: arch, OSVersion: v.String()}
-	ev := verify.EvaluateHosts(c.o.Image, []verify.Host{{Name: rc.obj.Name, Platform: host, Engines: []platform.Engine{platform.ContainerdEngine{}}}})
+	ev := verify.EvaluateHosts(c.o.Image, []verify.Host{{Name: rc.obj.Name, Platform: host, Engines: []platform.Engine{platform.ContainerdEngine()}}})
 	if ev.Hosts[0].Deciding().Runs {
 		return
 	}

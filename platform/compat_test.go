@@ -47,7 +47,7 @@ func Test_PlatformCompat(t *testing.T) {
 		t.Run(fmt.Sprintf("Host_%d_Ctr_%d", tc.hostOS, tc.ctrOS), func(t *testing.T) {
 			host := Platform{OS: "windows", Architecture: "amd64", OSVersion: fmt.Sprintf("10.0.%d", tc.hostOS)}
 			ctr := Platform{OS: "windows", Architecture: "amd64", OSVersion: fmt.Sprintf("10.0.%d.1", tc.ctrOS)}
-			for _, e := range []Engine{ContainerdEngine{}, Containerd17Engine{}} {
+			for _, e := range []Engine{ContainerdEngine(), profileContainerdLegacy} {
 				if got := e.Match(host, ctr); got != tc.shouldRun {
 					t.Fatalf("%s: host %v should run guest %v: got %v, want %v", e.Name(), tc.hostOS, tc.ctrOS, got, tc.shouldRun)
 				}
@@ -77,7 +77,7 @@ func TestMatchComparerMatch_ABICheckWCOW(t *testing.T) {
 		{noVersion, noVersion, true},
 		{noVersion, win11, true},
 	} {
-		if got := (ContainerdEngine{}).Match(tc.host, tc.image); got != tc.match {
+		if got := (ContainerdEngine()).Match(tc.host, tc.image); got != tc.match {
 			t.Errorf("host %s image %s: match %v, want %v", Format(tc.host), Format(tc.image), got, tc.match)
 		}
 	}
@@ -94,25 +94,25 @@ func TestMatchRules(t *testing.T) {
 		want  map[string]bool
 	}{
 		{"hostprocess without os.version", Platform{OS: "windows", Architecture: "amd64"},
-			map[string]bool{Containerd: true, Containerd17: true, Docker: true}},
+			map[string]bool{Containerd: true, ContainerdLegacy: true, Docker: true}},
 		{"malformed two dots missing", Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.26100"},
-			map[string]bool{Containerd: false, Containerd17: false, Docker: true}},
+			map[string]bool{Containerd: false, ContainerdLegacy: false, Docker: true}},
 		{"garbage build", Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.x.1"},
-			map[string]bool{Containerd: false, Containerd17: false, Docker: true}},
+			map[string]bool{Containerd: false, ContainerdLegacy: false, Docker: true}},
 		{"newer build", Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.26200.1"},
-			map[string]bool{Containerd: false, Containerd17: false, Docker: false}},
+			map[string]bool{Containerd: false, ContainerdLegacy: false, Docker: false}},
 		{"ltsc2019 on 2025", Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.17763.6893"},
-			map[string]bool{Containerd: false, Containerd17: false, Docker: true}},
+			map[string]bool{Containerd: false, ContainerdLegacy: false, Docker: true}},
 		{"win32k is ignored", Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.26100.1", OSFeatures: []string{"win32k"}},
-			map[string]bool{Containerd: true, Containerd17: true, Docker: true}},
+			map[string]bool{Containerd: true, ContainerdLegacy: true, Docker: true}},
 		{"unknown feature", Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.26100.1", OSFeatures: []string{"gpu"}},
-			map[string]bool{Containerd: false, Containerd17: true, Docker: true}},
+			map[string]bool{Containerd: false, ContainerdLegacy: true, Docker: true}},
 		{"arm64", Platform{OS: "windows", Architecture: "arm64", OSVersion: "10.0.26100.1"},
-			map[string]bool{Containerd: false, Containerd17: false, Docker: false}},
+			map[string]bool{Containerd: false, ContainerdLegacy: false, Docker: false}},
 		{"linux", Platform{OS: "linux", Architecture: "amd64"},
-			map[string]bool{Containerd: false, Containerd17: false, Docker: false}},
+			map[string]bool{Containerd: false, ContainerdLegacy: false, Docker: false}},
 	} {
-		for _, e := range Engines() {
+		for _, e := range []Engine{profileContainerd, profileContainerdLegacy, DockerEngine{}} {
 			if got := e.Match(host, tc.image); got != tc.want[e.Name()] {
 				t.Errorf("%s: %s: match %v, want %v", tc.name, e.Name(), got, tc.want[e.Name()])
 			}

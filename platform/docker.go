@@ -8,6 +8,9 @@ import (
 	"github.com/containerd/platforms"
 )
 
+// Docker is the profile of Docker Engine's classic image store.
+const Docker = "docker"
+
 // DockerEngine is Docker Engine's classic image store on Windows
 // (distribution/pull_v2_windows.go in moby): it drops only builds newer than
 // the host, moves entries whose build equals the host's to the front, and
@@ -24,7 +27,8 @@ func (DockerEngine) Match(host, image Platform) bool {
 	if host.OS != "windows" {
 		return platforms.Only(ToSpec(host)).Match(ToSpec(image))
 	}
-	if image.OS != "windows" || image.Architecture != host.Architecture {
+	// moby compares the OS name case-insensitively (strings.EqualFold).
+	if !strings.EqualFold(image.OS, "windows") || image.Architecture != host.Architecture {
 		return false
 	}
 	parts := strings.Split(image.OSVersion, ".")
@@ -41,10 +45,7 @@ func (DockerEngine) Match(host, image Platform) bool {
 // matches a Windows host.
 func (e DockerEngine) Select(host Platform, cands []Candidate) int {
 	if host.OS != "windows" {
-		mc := platforms.Only(ToSpec(host))
-		return selectSorted(host, cands,
-			func(p Platform) bool { return mc.Match(ToSpec(p)) },
-			func(a, b Platform) bool { return mc.Less(ToSpec(a), ToSpec(b)) })
+		return profileContainerd.Select(host, cands)
 	}
 	var idx []int
 	for i, c := range cands {

@@ -33,23 +33,24 @@ type Engine interface {
 	Select(host Platform, cands []Candidate) int
 }
 
-// Engine profile names.
-const (
-	Containerd   = "containerd"
-	Containerd17 = "containerd-1.7"
-	Docker       = "docker"
-)
-
-// Engines returns every profile, containerd (the one that decides a
-// Kubernetes pull) first.
+// Engines returns the profiles verify simulates by default: every
+// supported containerd release line, newest first, then Docker's classic
+// image store.
 func Engines() []Engine {
-	return []Engine{ContainerdEngine{}, Containerd17Engine{}, DockerEngine{}}
+	return []Engine{profileContainerd, profileContainerdOSFeatures, profileContainerdLTSCFloor,
+		profileContainerdIndexOrder, profileContainerdLegacy, DockerEngine{}}
+}
+
+// allEngines adds the profiles of Docker's containerd image store, which
+// only a docker@VERSION+containerd-store engine selects.
+func allEngines() []Engine {
+	return append(Engines(), profileDockerStoreLTSCFloor, profileDockerStoreOSFeatures)
 }
 
 // EngineNames lists the profile names, for help texts and errors.
 func EngineNames() []string {
 	var out []string
-	for _, e := range Engines() {
+	for _, e := range allEngines() {
 		out = append(out, e.Name())
 	}
 	return out
@@ -57,7 +58,7 @@ func EngineNames() []string {
 
 // EngineByName returns the profile with that name.
 func EngineByName(name string) (Engine, error) {
-	for _, e := range Engines() {
+	for _, e := range allEngines() {
 		if e.Name() == name {
 			return e, nil
 		}
@@ -82,12 +83,11 @@ func Compatible(e Engine, host Platform, cands []Candidate) []int {
 	return out
 }
 
-// selectSorted is the selection shared by the containerd profiles, after
-// containerd's images.Manifest: keep the entries that match or have no
-// platform, sort them stably (entries without a platform last), take the
-// first (containerd's limit of one), and for an entry without a platform
-// check its config.
-func selectSorted(host Platform, cands []Candidate, match func(Platform) bool, less func(a, b Platform) bool) int {
+// selectSorted is containerd's images.Manifest on an index: keep the
+// entries whose descriptor platform matches or that have none, sort them
+// stably (entries without a platform last), take the first (its limit of
+// one), and judge an entry without a platform by its config.
+func selectSorted(cands []Candidate, match, config func(Platform) bool, less func(a, b Platform) bool) int {
 	var idx []int
 	for i, c := range cands {
 		if c.Platform == nil || match(*c.Platform) {
@@ -108,7 +108,7 @@ func selectSorted(host Platform, cands []Candidate, match func(Platform) bool, l
 		return -1
 	}
 	first := cands[idx[0]]
-	if first.Platform == nil && (first.Config == nil || !match(*first.Config)) {
+	if first.Platform == nil && (first.Config == nil || !config(*first.Config)) {
 		return -1
 	}
 	return idx[0]

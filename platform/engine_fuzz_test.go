@@ -59,6 +59,6 @@ func FuzzSelect(f *testing.F) {
 				t.Fatalf("%s on %+v selected %d (%+v), which it does not match", e.Name(), *h, sel, c)
 			}
 		}
-		_ = Compatible(ContainerdEngine{}, *h, cands)
+		_ = Compatible(ContainerdEngine(), *h, cands)
 	})
 }

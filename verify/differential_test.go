@@ -139,7 +139,7 @@ func TestDifferentialContainerd(t *testing.T) {
 		for _, host := range hosts {
 			pairs++
 			want, werr := images.Manifest(ctx, store, desc, reference(host))
-			got, gerr := ResolveIndex(idx, host, platform.ContainerdEngine{})
+			got, gerr := ResolveIndex(idx, host, platform.ContainerdEngine())
 			if (werr != nil) != (gerr != nil) {
 				raw, _ := idx.RawManifest()
 				t.Fatalf("index %d host %s: containerd err=%v, imgctl err=%v\n%s", n, platform.Format(host), werr, gerr, raw)

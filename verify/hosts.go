@@ -113,8 +113,8 @@ func (ev *Evaluation) selection(h Host, e platform.Engine, cands []platform.Cand
 	sel.Row.Selected = en.Descriptor.Digest.String()
 	sel.Row.OSVersion = en.OSVersion()
 	p := en.Platform()
-	sel.Runs = p != nil && (platform.ContainerdEngine{}).Match(h.Platform, *p)
-	if e.Name() == platform.Containerd {
+	sel.Runs = p != nil && platform.ContainerdEngine().Match(h.Platform, *p)
+	if platform.RanksByString(e) || platform.RanksByIndexOrder(e) {
 		sel.Quirk = ev.orderingQuirk(e, h.Platform, cands, sel.Index)
 	}
 	return sel

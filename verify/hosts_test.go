@@ -49,7 +49,7 @@ func TestEvaluateHosts(t *testing.T) {
 	ev := EvaluateHosts(s, []Host{
 		target(t, "ltsc2025"),
 		target(t, "ltsc2022", platform.DockerEngine{}),
-		{Name: "linux-node", Platform: platform.Platform{OS: "linux", Architecture: "arm64"}, Engines: []platform.Engine{platform.ContainerdEngine{}}},
+		{Name: "linux-node", Platform: platform.Platform{OS: "linux", Architecture: "arm64"}, Engines: []platform.Engine{platform.ContainerdEngine()}},
 	})
 	type sel struct {
 		engine string
@@ -69,7 +69,13 @@ func TestEvaluateHosts(t *testing.T) {
 	}
 	want := map[string][]sel{
 		// containerd orders by string: 9999 sorts above 33674.
-		"ltsc2025": {{"containerd", 2, true, "10.0.26100.9999<10.0.26100.33674@1"}, {"containerd-1.7", 1, true, ""}, {"docker", 1, true, ""}},
+		// containerd 2.1.6 and later order by string: 9999 sorts above
+		// 33674. Earlier lines keep index order, which lists 33674 first.
+		"ltsc2025": {
+			{"containerd", 2, true, "10.0.26100.9999<10.0.26100.33674@1"},
+			{"containerd-os-features", 2, true, "10.0.26100.9999<10.0.26100.33674@1"},
+			{"containerd-ltsc-floor", 2, true, "10.0.26100.9999<10.0.26100.33674@1"},
+			{"containerd-index-order", 1, true, ""}, {"containerd-legacy", 1, true, ""}, {"docker", 1, true, ""}},
 		// Docker keeps an older build, which does not start.
 		"ltsc2022":   {{"docker", 3, false, ""}},
 		"linux-node": {{"containerd", -1, false, ""}},

@@ -34,6 +34,7 @@ const (
 	RuleDuplicatePlatform      = "duplicate-platform"
 	RuleEngineDisagreement     = "engine-disagreement"
 	RuleOrderingQuirk          = "ordering-quirk"
+	RuleOrderPicksOlder        = "order-picks-older"
 	RuleShellFormEntrypoint    = "shell-form-entrypoint"
 	RuleContainerAdministrator = "container-administrator"
 	RuleForeignLayers          = "foreign-layers"
@@ -55,7 +56,7 @@ const (
 var Rules = []string{
 	RuleMissingOSVersion, RuleMalformedOSVersion, RuleOSVersionMismatch, RulePlatformMismatch,
 	RuleNoVariantForTarget, RuleUnreachableVariant, RuleDuplicatePlatform, RuleEngineDisagreement,
-	RuleOrderingQuirk, RuleShellFormEntrypoint, RuleContainerAdministrator, RuleForeignLayers,
+	RuleOrderingQuirk, RuleOrderPicksOlder, RuleShellFormEntrypoint, RuleContainerAdministrator, RuleForeignLayers,
 	RuleMissingPlatform, RuleDanglingAttestation, RuleNotAnIndex, RuleNoDescriptorPlatform, RuleNestedIndex,
 	RuleMissingProvenance, RuleMissingSBOM, RuleUntrustedBuilder,
 	RuleWindowsLayerLayout, RuleLayersUnchecked,

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/imgctl/imgctl/platform"
@@ -48,20 +49,53 @@ func (c *checker) targets() {
 	}
 }
 
-// target reports what the engines select on one target.
+// decides reports whether an engine's choice decides whether a target
+// passes: the engines Options.Deciding names; without them, every engine
+// given in Options.Engines; by default every containerd release line.
+func (c *checker) decides(e platform.Engine) bool {
+	switch {
+	case len(c.o.Deciding) > 0:
+		return slices.Contains(c.o.Deciding, e.Name())
+	case len(c.o.Engines) > 0:
+		return true
+	}
+	return platform.RanksByString(e) || platform.RanksByIndexOrder(e)
+}
+
+// target reports what the engines select on one target: an error for
+// each deciding engine that runs nothing or a variant that cannot start,
+// one engine-disagreement warning naming the release ranges of each
+// choice, and the ordering warnings.
 func (c *checker) target(r HostResult) {
-	first := r.Deciding()
 	for _, sel := range r.Selections {
 		c.r.Targets = append(c.r.Targets, sel.Row)
-	}
-	c.decide(r.Host, first)
-	for _, sel := range r.Selections[1:] {
-		if sel.Index != first.Index {
-			c.disagree(r.Host, first, sel)
+		if c.decides(sel.Engine) {
+			c.decide(r.Host, sel)
 		}
-		c.quirk(r.Host, sel)
 	}
-	c.quirk(r.Host, first)
+	c.disagree(r.Host, r.Selections)
+	c.quirks(r.Host, r.Selections)
+}
+
+// groups returns the selections' distinct choices in order of first
+// appearance, each with the names of the engines that made it.
+func groups(sels []Selection) (order []int, names map[int][]string) {
+	names = map[int][]string{}
+	for _, s := range sels {
+		if _, ok := names[s.Index]; !ok {
+			order = append(order, s.Index)
+		}
+		names[s.Index] = append(names[s.Index], s.Engine.Name())
+	}
+	return order, names
+}
+
+// describeEngines names engines by the releases that run them.
+func describeEngines(names []string) string {
+	if r := platform.RangesOf(names...); r != "" {
+		return r
+	}
+	return strings.Join(names, ", ")
 }
 
 func (c *checker) describe(sel int) string {
@@ -85,23 +119,64 @@ func (c *checker) decide(h Host, sel Selection) {
 	}
 }
 
-func (c *checker) disagree(h Host, first, sel Selection) {
-	msg := fmt.Sprintf("on %s nodes %s picks %s, but %s picks %s", h.Name, first.Engine.Name(), c.describe(first.Index), sel.Engine.Name(), c.describe(sel.Index))
-	if sel.Index >= 0 && !sel.Runs {
-		msg += fmt.Sprintf("; under %s the container would fail to start", sel.Engine.Name())
+// disagree warns, once per target, when the engines run different
+// variants: "containerd 1.7.19–2.1.5 run X; containerd 2.1.6–2.x run Y".
+func (c *checker) disagree(h Host, sels []Selection) {
+	order, names := groups(sels)
+	if len(order) < 2 {
+		return
 	}
+	var parts []string
 	var at *snapshot.Entry
-	if sel.Index >= 0 {
-		at = &c.s.Entries[sel.Index]
+	for _, i := range order {
+		part := fmt.Sprintf("%s run %s", describeEngines(names[i]), c.describe(i))
+		for _, s := range sels {
+			if s.Index == i && i >= 0 && !s.Runs {
+				part += ", which does not start there"
+				break
+			}
+		}
+		parts = append(parts, part)
+		if at == nil && i >= 0 && i != order[0] {
+			at = &c.s.Entries[i]
+		}
 	}
-	c.add(RuleEngineDisagreement, Warning, at, "%s", msg)
+	c.add(RuleEngineDisagreement, Warning, at, "on %s nodes (build %d) engines run different variants: %s", h.Name, h.Build(), strings.Join(parts, "; "))
 }
 
-// quirk warns when containerd's string ordering of os.version picks a
-// variant while a numerically newer compatible one exists, e.g.
-// 10.0.26100.9999 over 10.0.26100.33674.
-func (c *checker) quirk(h Host, sel Selection) {
-	if q := sel.Quirk; q != nil {
-		c.add(RuleOrderingQuirk, Warning, &c.s.Entries[sel.Index], "on %s nodes %s compares os.version as strings and picks %s over the newer %s; rebuild so that the newest variant also sorts first", h.Name, sel.Engine.Name(), q.Selected, q.Newer)
+// quirks warns when an engine's ordering runs an older build than the
+// newest compatible one: containerd's string ordering of os.version
+// (10.0.26100.9999 over 10.0.26100.33674; ordering-quirk), or index order,
+// where the first compatible entry wins (order-picks-older). Engines with
+// the same ordering and choice share one finding.
+func (c *checker) quirks(h Host, sels []Selection) {
+	type key struct {
+		rule string
+		sel  int
+	}
+	var order []key
+	names := map[key][]string{}
+	quirk := map[key]*OrderingQuirk{}
+	for _, s := range sels {
+		if s.Quirk == nil {
+			continue
+		}
+		k := key{RuleOrderingQuirk, s.Index}
+		if platform.RanksByIndexOrder(s.Engine) {
+			k.rule = RuleOrderPicksOlder
+		}
+		if _, ok := names[k]; !ok {
+			order = append(order, k)
+		}
+		names[k] = append(names[k], s.Engine.Name())
+		quirk[k] = s.Quirk
+	}
+	for _, k := range order {
+		q, who := quirk[k], describeEngines(names[k])
+		if k.rule == RuleOrderPicksOlder {
+			c.add(k.rule, Warning, &c.s.Entries[k.sel], "on %s nodes %s take the first compatible entry in index order and run %s although %s is newer; list Windows entries newest first (imgctl index create and rebase do)", h.Name, who, q.Selected, q.Newer)
+			continue
+		}
+		c.add(k.rule, Warning, &c.s.Entries[k.sel], "on %s nodes %s compare os.version as strings and run %s over the newer %s; rebuild so that the newest variant also sorts first", h.Name, who, q.Selected, q.Newer)
 	}
 }

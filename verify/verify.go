@@ -20,10 +20,14 @@ type Options struct {
 	HostProcess bool
 	// RunAsNonRoot makes a ContainerAdministrator user an error.
 	RunAsNonRoot bool
-	// Engines to simulate; empty means every profile. A target passes when
-	// the first engine selects a compatible variant; the others warn when
-	// they disagree.
+	// Engines to simulate; empty means platform.Engines(): every
+	// supported containerd release line and Docker.
 	Engines []platform.Engine
+	// Deciding names the engines whose choice decides whether a target
+	// passes (a policy's engines:); the others only warn. Empty means every
+	// engine of Engines when it is set, and every containerd release line
+	// by default.
+	Deciding []string
 }
 
 // Evaluate applies every rule to a snapshot. It does no I/O.

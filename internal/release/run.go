@@ -30,6 +30,9 @@ type Config struct {
 	// Root is the module root: the source that is compiled, and
 	// release/Dockerfile.
 	Root string
+	// Targets are the binaries to build; nil means Targets(). The image
+	// needs linux/amd64, linux/arm64 and windows/amd64.
+	Targets []Target
 	// Dist is the output directory; Run empties it first.
 	Dist string
 	// Stamp is the version, revision and time stamped into the binaries.
@@ -82,7 +85,11 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		return res, err
 	}
 	bins := filepath.Join(c.Dist, "bin")
-	for _, t := range Targets() {
+	targets := c.Targets
+	if targets == nil {
+		targets = Targets()
+	}
+	for _, t := range targets {
 		step(c.Log, "go build %s", t)
 		bin, err := Compile(ctx, c.Root, bins, t, c.Stamp)
 		if err != nil {

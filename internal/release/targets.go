@@ -2,6 +2,7 @@ package release
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -15,6 +16,21 @@ type Target struct {
 // and (Linux and Windows) of the image.
 func Targets() []Target {
 	return []Target{{"linux", "amd64"}, {"linux", "arm64"}, {"windows", "amd64"}, {"darwin", "arm64"}}
+}
+
+// ParseTargets reads a comma-separated list of os/arch, each one of
+// Targets().
+func ParseTargets(list string) ([]Target, error) {
+	var out []Target
+	for _, s := range strings.Split(list, ",") {
+		os, arch, _ := strings.Cut(strings.TrimSpace(s), "/")
+		t := Target{os, arch}
+		if !slices.Contains(Targets(), t) {
+			return nil, fmt.Errorf("release target %q: want one of %v", s, Targets())
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // String is os/arch.

@@ -255,7 +255,7 @@ func TestUsageChecker(t *testing.T) {
 		ok    bool
 	}{
 		{"imgctl inspect REF", true},
-		{"imgctl resolve REF --platform windows/amd64 [--engine containerd|containerd-1.7|docker]", true},
+		{"imgctl resolve REF --platform windows/amd64 [--engine containerd|containerd-legacy|docker]", true},
 		{"imgctl index create -t TAG SRC... [--annotation k=v]", true},
 		{"imgctl lint [-f Dockerfile [--target T]] [CONTEXT]", true},
 		{"imgctl frobnicate REF", false},

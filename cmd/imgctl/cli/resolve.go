@@ -22,17 +22,18 @@ func newResolveCmd(ro *rootOptions) *cobra.Command {
 		Use:   "resolve REF --platform PLATFORM",
 		Short: "Print the digest of the child manifest an engine pulls for a platform",
 		Example: `  imgctl resolve registry.example.com/app:1.0 --platform windows/amd64:10.0.26100.2894
-  imgctl resolve registry.example.com/app:1.0 --platform 'windows(10.0.20348)/amd64' --engine containerd-1.7 -o json`,
+  imgctl resolve registry.example.com/app:1.0 --platform 'windows(10.0.20348)/amd64' --engine containerd@2.0.4 -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			host, err := platform.Parse(o.platform)
 			if err != nil {
 				return fmt.Errorf("%w: --platform: %w", ErrUsage, err)
 			}
-			e, err := platform.EngineByName(o.engine)
+			es, err := parseEngines([]string{o.engine}, cmd.ErrOrStderr())
 			if err != nil {
-				return fmt.Errorf("%w: --engine: %w", ErrUsage, err)
+				return err
 			}
+			e := es[0]
 			rc := ro.registry()
 			f, err := fetch(cmd, rc, args[0])
 			if err != nil {
@@ -63,7 +64,7 @@ func newResolveCmd(ro *rootOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.platform, "platform", "", "node platform: os/arch[/variant][:os.version] or windows(10.0.20348)/amd64")
-	cmd.Flags().StringVar(&o.engine, "engine", platform.Containerd, "engine profile: containerd, containerd-1.7 or docker")
+	cmd.Flags().StringVar(&o.engine, "engine", platform.Containerd, engineFlagHelp)
 	_ = cmd.MarkFlagRequired("platform")
 	return cmd
 }

@@ -21,6 +21,10 @@ func TestResolve(t *testing.T) {
 	ref := push(t, reg, "app:v1", index(t, regtest.Entry{Image: lin}, regtest.Entry{Image: w25}, regtest.Entry{Image: w22}))
 	noPlat := push(t, reg, "app:noplat", index(t, regtest.Entry{Image: lin}, regtest.Entry{Image: w25, NoPlatform: true}))
 	single := push(t, reg, "app:single", w25)
+	// Issue 24's examples: an index that lists the older build first, and
+	// one with only ltsc2022.
+	oldest := push(t, reg, "app:oldest", index(t, regtest.Entry{Image: lin}, regtest.Entry{Image: w22}, regtest.Entry{Image: w25}))
+	only22 := push(t, reg, "app:only22", index(t, regtest.Entry{Image: lin}, regtest.Entry{Image: w22}))
 	for _, c := range []struct {
 		args []string
 		want string
@@ -28,7 +32,19 @@ func TestResolve(t *testing.T) {
 	}{
 		{[]string{ref, "--platform", "windows/amd64:10.0.26100.2894"}, d25, 0},
 		{[]string{ref, "--platform", "windows(10.0.20348)/amd64"}, d22, 0},
-		{[]string{ref, "--platform", "windows/amd64:10.0.26100", "--engine", "containerd-1.7"}, d22, 0},
+		{[]string{ref, "--platform", "windows/amd64:10.0.26100", "--engine", "containerd@1.7.30"}, d25, 0},
+		{[]string{ref, "--platform", "windows/amd64:10.0.26100", "--engine", "containerd-1.7"}, d25, 0}, // deprecated alias
+		{[]string{oldest, "--platform", "windows/amd64:10.0.26100", "--engine", "containerd@2.0.4+azure"}, d22, 0},
+		{[]string{oldest, "--platform", "windows/amd64:10.0.26100", "--engine", "containerd@1.7.30"}, d22, 0},
+		{[]string{oldest, "--platform", "windows/amd64:10.0.26100", "--engine", "containerd@2.1.6"}, d25, 0},
+		{[]string{oldest, "--platform", "windows/amd64:10.0.26100"}, d25, 0},
+		{[]string{only22, "--platform", "windows/amd64:10.0.26200", "--engine", "containerd@2.2.7"}, "", 1},
+		{[]string{only22, "--platform", "windows/amd64:10.0.26200", "--engine", "containerd@2.3.4"}, "", 1},
+		{[]string{only22, "--platform", "windows/amd64:10.0.26200", "--engine", "containerd@2.4.0"}, d22, 0},
+		{[]string{only22, "--platform", "windows/amd64:10.0.26200", "--engine", "docker@29.7+containerd-store"}, "", 1},
+		{[]string{ref, "--platform", "windows/amd64:10.0.26100", "--engine", "containerd@garbage"}, "", 2},
+		{[]string{ref, "--platform", "windows/amd64:10.0.26100", "--engine", "containerd@0.1"}, "", 2},
+		{[]string{ref, "--platform", "windows/amd64:10.0.26100", "--engine", "docker@"}, "", 2},
 		{[]string{ref, "--platform", "windows/amd64:10.0.26200", "--engine", "docker"}, d25, 0},
 		{[]string{ref, "--platform", "linux/amd64"}, dl, 0},
 		{[]string{ref, "--platform", "windows/amd64:10.0.17763"}, "", 1},

@@ -18,7 +18,7 @@ type verifyOptions struct {
 	require      []string
 	hostProcess  bool
 	runAsNonRoot bool
-	engine       string
+	engines      []string
 	concurrency  int
 	layers       bool
 	gateFlags
@@ -59,7 +59,7 @@ policy requires them.`,
   imgctl verify registry.example.com/app:1.0 --require-platform linux/amd64,linux/arm64 -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			vo, err := o.options()
+			vo, err := o.options(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -108,7 +108,7 @@ policy requires them.`,
 	fl.StringSliceVar(&o.require, "require-platform", nil, "platforms the index must contain, e.g. linux/amd64,windows/amd64:10.0.26100")
 	fl.BoolVar(&o.hostProcess, "hostprocess", false, "accept Windows variants without os.version (HostProcess images)")
 	fl.BoolVar(&o.runAsNonRoot, "run-as-non-root", false, "fail Windows images whose user is ContainerAdministrator")
-	fl.StringVar(&o.engine, "engine", "", "simulate only this engine: containerd, containerd-1.7 or docker (default: all, containerd decides)")
+	fl.StringSliceVar(&o.engines, "engine", nil, "simulate only these engines, which then all decide; "+engineFlagHelp+" (default: every containerd release line decides, Docker warns)")
 	fl.BoolVar(&o.layers, "layers", false, "also read each Windows image's own layers (not its base's) and check their entries are in the Windows layout")
 	fl.IntVar(&o.concurrency, "concurrency", snapshot.DefaultConcurrency, "concurrent manifest and config fetches")
 	o.add(fl)
@@ -116,7 +116,7 @@ policy requires them.`,
 	return cmd
 }
 
-func (o *verifyOptions) options() (verify.Options, error) {
+func (o *verifyOptions) options(stderr io.Writer) (verify.Options, error) {
 	vo := verify.Options{HostProcess: o.hostProcess, RunAsNonRoot: o.runAsNonRoot}
 	var err error
 	if vo.Targets, err = platform.ParseTargets(splitList(o.targets)); err != nil {
@@ -125,12 +125,8 @@ func (o *verifyOptions) options() (verify.Options, error) {
 	if vo.RequirePlatforms, err = platform.ParseList(o.require); err != nil {
 		return vo, fmt.Errorf("%w: --require-platform: %w", ErrUsage, err)
 	}
-	if o.engine != "" {
-		e, err := platform.EngineByName(o.engine)
-		if err != nil {
-			return vo, fmt.Errorf("%w: --engine: %w", ErrUsage, err)
-		}
-		vo.Engines = []platform.Engine{e}
+	if vo.Engines, err = parseEngines(o.engines, stderr); err != nil {
+		return vo, err
 	}
 	if o.concurrency < 1 {
 		return vo, fmt.Errorf("%w: --concurrency must be at least 1", ErrUsage)

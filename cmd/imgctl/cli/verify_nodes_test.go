@@ -34,6 +34,7 @@ func TestVerifyNodes(t *testing.T) {
 	full := push(t, reg, "app:full", regtest.Must(regtest.MultiOSIndex())(t))
 	noArm := push(t, reg, "app:noarm", index(t, lin("amd64"), w(regtest.OSVersionLTSC2025)))
 	quirky := push(t, reg, "app:quirky", index(t, w("10.0.26100.2894"), w("10.0.20348.3091")))
+	oldestFirst := push(t, reg, "app:oldest-first", index(t, w(regtest.OSVersionLTSC2022), w(regtest.OSVersionLTSC2025)))
 
 	cases := []struct {
 		name, ref, nodes string
@@ -43,11 +44,12 @@ func TestVerifyNodes(t *testing.T) {
 		mention          string
 		code             int
 	}{
-		{"2022 node, only a 2025 variant", only25, "nodes-migration.json", nil, kube.RuleNodeNoVariant, "error", "akswin22000000 (windows/amd64 build 20348 ltsc2022, containerd-1.7)", 1},
+		{"2022 node, only a 2025 variant", only25, "nodes-migration.json", nil, kube.RuleNodeNoVariant, "error", "akswin22000000 (windows/amd64 build 20348 ltsc2022, containerd-legacy)", 1},
 		{"mid-migration cluster, both variants", full, "nodes-migration.json", nil, kube.RuleNodeNoVariant, "", "", 0},
 		{"hybrid cluster, full index", full, "nodes-hybrid.json", nil, kube.RuleNodeNoVariant, "", "", 0},
-		{"hybrid cluster, no arm64 variant", noArm, "nodes-hybrid.json", nil, kube.RuleNodeNoVariant, "error", "aks-arm64-31416920-vmss000000 (linux/arm64, containerd)", 1},
-		{"1.7 on a 2025 node", quirky, "nodes-2025-containerd17.json", nil, kube.RuleNodeEngineQuirk, "warning", "picks windows/amd64:10.0.20348.3091", 0},
+		{"hybrid cluster, no arm64 variant", noArm, "nodes-hybrid.json", nil, kube.RuleNodeNoVariant, "error", "aks-arm64-31416920-vmss000000 (linux/arm64, containerd-index-order)", 1},
+		{"1.7 on a 2025 node, oldest first", oldestFirst, "nodes-2025-containerd17.json", nil, kube.RuleNodeEngineQuirk, "warning", "picks windows/amd64:" + regtest.OSVersionLTSC2022, 0},
+		{"1.7 on a 2025 node, newest first", quirky, "nodes-2025-containerd17.json", nil, kube.RuleNodeEngineQuirk, "", "", 0},
 		{"containerd 2 on the 2025 node", quirky, "nodes-migration.json", nil, kube.RuleNodeEngineQuirk, "", "", 0},
 		{"containerd 1.6", full, "nodes-unknown-runtime.json", nil, kube.RuleNodeUnknownRuntime, "warning", "containerd 1.6.36 has no profile", 0},
 		{"nodes replace the default ltsc2022 target", only25, "nodes-hybrid.json", nil, verify.RuleNoVariantForTarget, "", "", 1},
@@ -84,8 +86,8 @@ func TestVerifyNodesRows(t *testing.T) {
 		target, engine, osv string
 		build               uint32
 	}{
-		{"akswin22000000", "containerd-1.7", regtest.OSVersionLTSC2022, 20348},
-		{"akswin25000000", "containerd", regtest.OSVersionLTSC2025, 26100},
+		{"akswin22000000", "containerd-legacy", regtest.OSVersionLTSC2022, 20348},
+		{"akswin25000000", "containerd-index-order", regtest.OSVersionLTSC2025, 26100},
 	} {
 		got := rep.Targets[i]
 		if got.Target != want.target || got.Engine != want.engine || got.OSVersion != want.osv || got.Build != want.build || !strings.HasPrefix(got.Selected, "sha256:") {

@@ -50,6 +50,7 @@ func run(ctx context.Context, args []string, log io.Writer) error {
 	linuxBase := fs.String("linux-base", "gcr.io/distroless/static:nonroot", "base of the Linux variants (real run)")
 	win2022 := fs.String("windows-base-ltsc2022", "mcr.microsoft.com/windows/nanoserver:ltsc2022", "base of the ltsc2022 variant (real run)")
 	win2025 := fs.String("windows-base-ltsc2025", "mcr.microsoft.com/windows/nanoserver:ltsc2025", "base of the ltsc2025 variant (real run)")
+	targets := fs.String("targets", "", "comma-separated os/arch binaries to build (default: every release target); CI's dry run leaves out darwin/arm64, which the image does not need")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -62,6 +63,11 @@ func run(ctx context.Context, args []string, log io.Writer) error {
 		return err
 	}
 	c := release.Config{Root: root, Dist: *dist, Stamp: stamp, Log: log}
+	if *targets != "" {
+		if c.Targets, err = release.ParseTargets(*targets); err != nil {
+			return err
+		}
+	}
 	if !filepath.IsAbs(c.Dist) {
 		c.Dist = filepath.Join(root, c.Dist)
 	}

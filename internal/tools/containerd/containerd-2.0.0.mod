@@ -1,0 +1,5 @@
+module github.com/imgctl/imgctl/internal/tools/containerd
+
+go 1.26.8
+
+require github.com/containerd/containerd/v2 v2.0.0 // indirect
