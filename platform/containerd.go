@@ -46,11 +46,17 @@ const (
 type matchRules int
 
 const (
-	// rulesV02 is v0.2.1, rc.0 and rc.1: LTSC list [20348], hosts below
-	// 20348 need the same build, os.features not compared.
+	// rulesV02 is v0.2.1: LTSC list [20348], hosts below 20348 need the
+	// same build, os.features not compared, versions read leniently
+	// (unreadable numbers are 0).
 	rulesV02 matchRules = iota
-	// rulesRC2 is rc.2 and rc.3: LTSC list [20348, 26100], the floor is the
-	// largest LTSC strictly below the host.
+	// rulesRC1 is rc.1 (and rc.0, but for rc.0 saturating numbers out of
+	// range instead of refusing them): v0.2.1's LTSC list, versions read
+	// strictly (getWindowsOSVersion), a host without a version accepts all.
+	rulesRC1
+	// rulesRC2 is rc.2: LTSC list [20348, 26100], the floor is the largest
+	// LTSC strictly below the host. (rc.3, which no release pins, already
+	// compares os.features without stripping win32k.)
 	rulesRC2
 	// rulesRC4 is rc.2's versions, and image os.features (less one
 	// win32k) a subset of the host's.
@@ -93,7 +99,7 @@ var (
 	profileContainerd            = ContainerdProfile{name: Containerd, rules: rulesLinked, rank: rankString}
 	profileContainerdOSFeatures  = ContainerdProfile{name: ContainerdOSFeatures, rules: rulesRC4, rank: rankString}
 	profileContainerdLTSCFloor   = ContainerdProfile{name: ContainerdLTSCFloor, rules: rulesRC2, rank: rankString}
-	profileContainerdIndexOrder  = ContainerdProfile{name: ContainerdIndexOrder, rules: rulesV02, rank: rankIndex}
+	profileContainerdIndexOrder  = ContainerdProfile{name: ContainerdIndexOrder, rules: rulesRC1, rank: rankIndex}
 	profileContainerdLegacy      = ContainerdProfile{name: ContainerdLegacy, rules: rulesV02, rank: rankIndex, osArchConfig: true}
 	profileDockerStoreLTSCFloor  = ContainerdProfile{name: DockerStoreLTSCFloor, rules: rulesRC2, rank: rankIndex}
 	profileDockerStoreOSFeatures = ContainerdProfile{name: DockerStoreOSFeatures, rules: rulesRC4, rank: rankIndex}
@@ -157,6 +163,9 @@ func (p ContainerdProfile) matchOne(host, image Platform) bool {
 	hv, iv := strictVersion(host.OSVersion), strictVersion(image.OSVersion)
 	if hv == (Version{}) {
 		return true
+	}
+	if p.rules == rulesRC1 {
+		return compat17(hv, iv)
 	}
 	return compatLTSCFloor(hv, iv)
 }

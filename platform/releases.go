@@ -50,16 +50,15 @@ var Ranges = []ReleaseRange{
 }
 
 // String names the range as a finding does: "containerd 2.0.0–2.1.5",
-// "containerd ≥ 2.4.0", "containerd 1.7.19–1.7.x".
+// "containerd 1.7.19–1.7.x", "containerd 2.4.0–2.x", "docker ≥ 25.0.0".
 func (r ReleaseRange) String() string {
 	name := strings.Replace(r.Engine, "+containerd-store", " (containerd store)", 1)
 	from := fmt.Sprintf("%d.%d.%d", r.From[0], r.From[1], r.From[2])
 	switch {
-	case r.To == open || r.To[1] == 999:
-		if r.To != open && r.To[0] == r.From[0] {
-			return fmt.Sprintf("%s %s–%d.x", name, from, r.To[0])
-		}
+	case r.To == open:
 		return fmt.Sprintf("%s ≥ %s", name, from)
+	case r.To[1] == 999:
+		return fmt.Sprintf("%s %s–%d.x", name, from, r.To[0])
 	case r.To[2] == 999:
 		return fmt.Sprintf("%s %s–%d.%d.x", name, from, r.To[0], r.To[1])
 	}
@@ -155,7 +154,7 @@ func EngineForRelease(engine, version string) (Engine, ReleaseRange, error) {
 	return nil, ReleaseRange{}, fmt.Errorf("%w: %s %s has no profile; supported: %s", ErrUnknownRelease, engine, version, SupportedReleases())
 }
 
-// ParseEngine reads an --engine value or a policy's engines entry: a
+// ParseEngine reads an --engine value: a
 // profile name, containerd@VERSION, docker@VERSION or
 // docker@VERSION+containerd-store. deprecated is set for an old name that
 // still works (containerd-1.7) and says what to write instead.

@@ -24,7 +24,8 @@ type Options struct {
 	// supported containerd release line and Docker.
 	Engines []platform.Engine
 	// Deciding names the engines whose choice decides whether a target
-	// passes (a policy's engines:); the others only warn. Empty means every
+	// passes, for callers that name their fleet's engines; the others only
+	// warn. Empty means every
 	// engine of Engines when it is set, and every containerd release line
 	// by default.
 	Deciding []string
