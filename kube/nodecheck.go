@@ -106,8 +106,8 @@ func (c *nodeChecker) engine(n Node, r verify.HostResult) {
 	if sel.Engine.Name() != platform.Containerd {
 		if ref := r.Selections[1].Index; sel.Index != ref {
 			c.add(RuleNodeEngineQuirk, verify.Warning, platform.Format(host), sel.Index,
-				"node %s (%s) runs %s (%s), which picks %s where %s picks %s; the node keeps this choice until its runtime is upgraded",
-				n.Name, describeHost(host), sel.Engine.Name(), platform.RangesOf(sel.Engine.Name()), c.describe(sel.Index), platform.RangesOf(platform.Containerd), c.describe(ref))
+				"node %s (%s) runs %s (profile %s), which picks %s where %s picks %s; the node keeps this choice until its runtime is upgraded",
+				n.Name, describeHost(host), n.Runtime, sel.Engine.Name(), c.describe(sel.Index), platform.PrimaryRanges(platform.Containerd), c.describe(ref))
 		}
 	}
 	if q := sel.Quirk; q != nil && platform.RanksByString(sel.Engine) {

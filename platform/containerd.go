@@ -50,9 +50,10 @@ const (
 	// same build, os.features not compared, versions read leniently
 	// (unreadable numbers are 0).
 	rulesV02 matchRules = iota
-	// rulesRC1 is rc.1 (and rc.0, but for rc.0 saturating numbers out of
-	// range instead of refusing them): v0.2.1's LTSC list, versions read
+	// rulesRC1 is rc.1 and rc.0: v0.2.1's LTSC list, versions read
 	// strictly (getWindowsOSVersion), a host without a version accepts all.
+	// rc.0 saturates numbers out of range where rc.1 refuses them; either
+	// way the image is rejected (golden cases out-of-range-*).
 	rulesRC1
 	// rulesRC2 is rc.2: LTSC list [20348, 26100], the floor is the largest
 	// LTSC strictly below the host. (rc.3, which no release pins, already

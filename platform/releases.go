@@ -106,6 +106,43 @@ func RangesOf(profiles ...string) string {
 	return strings.Join(parts, ", ")
 }
 
+// PrimaryRanges names the ranges of a profile's own engine (containerd for
+// the containerd lines, Docker's containerd store for docker-store-*,
+// docker for docker), as a row of verify's table prints them.
+func PrimaryRanges(profile string) string {
+	for _, r := range Ranges {
+		if r.Profile == profile {
+			var cur *ReleaseRange
+			for _, q := range Ranges {
+				if q.Engine != r.Engine || q.Profile != profile {
+					continue
+				}
+				if cur == nil {
+					c := q
+					cur = &c
+				}
+				cur.To = q.To
+			}
+			return cur.String()
+		}
+	}
+	return ""
+}
+
+// Tier is the position in the engine's platform vector of the first
+// platform that accepts image on host (0 for the host's own architecture,
+// 1 for windows/386 under platforms.Only), or -1 when none does. Engines
+// other than the containerd profiles have one tier.
+func Tier(e Engine, host, image Platform) int {
+	if p, ok := e.(ContainerdProfile); ok {
+		return p.tier(host, image)
+	}
+	if e.Match(host, image) {
+		return 0
+	}
+	return -1
+}
+
 // SupportedReleases lists the ranges, for usage errors and help.
 func SupportedReleases() string {
 	var parts []string

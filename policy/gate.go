@@ -59,6 +59,9 @@ func NewGate(p *Policy, flags verify.Options, keyFiles []string) (*Gate, error) 
 	}
 	g.Verify.Targets = union(ts, flags.Targets, func(t platform.Target) string { return t.Version.String() })
 	g.Verify.RequirePlatforms = union(ps, flags.RequirePlatforms, platform.Format)
+	if err := g.engines(p.Engines); err != nil {
+		return nil, err
+	}
 	g.Verify.HostProcess = flags.HostProcess || p.HostProcess
 	g.Verify.RunAsNonRoot = flags.RunAsNonRoot || p.RunAsNonRoot
 	for _, path := range append(p.KeyPaths(), keyFiles...) {
@@ -79,6 +82,30 @@ func NewGate(p *Policy, flags verify.Options, keyFiles []string) (*Gate, error) 
 		return nil, fmt.Errorf("%w: rules: %w", ErrInvalidPolicy, err)
 	}
 	return g, nil
+}
+
+// engines makes the policy's engines decide. They join the engines
+// simulated: --engine's as given, or by default every release line.
+func (g *Gate) engines(names []string) error {
+	es, err := ParseEngines(names)
+	if err != nil {
+		return fmt.Errorf("%w: engines: %w", ErrInvalidPolicy, err)
+	}
+	if es == nil {
+		return nil
+	}
+	sim := g.Verify.Engines
+	if len(sim) == 0 {
+		sim = platform.Engines()
+	}
+	for _, e := range es {
+		g.Verify.Deciding = append(g.Verify.Deciding, e.Name())
+		if !slices.ContainsFunc(sim, func(s platform.Engine) bool { return s.Name() == e.Name() }) {
+			sim = append(sim, e)
+		}
+	}
+	g.Verify.Engines = sim
+	return nil
 }
 
 // union returns a followed by the elements of b not in it, by key.

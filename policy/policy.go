@@ -22,6 +22,7 @@
 //	      - builderId: https://github.com/imgctl/imgctl/*
 //	        buildType: https://github.com/imgctl/imgctl/rebase/v1
 //	    sbom: true
+//	engines: [containerd@2.0.4, containerd@2.1.6, docker@29.7]
 //	rules: {errors: [ordering-quirk], ignore: [foreign-layers]}
 //
 // Unknown fields, unknown rule names and unparsable targets, platforms or
@@ -50,6 +51,16 @@
 //
 // Attestations are read only when an entry requires them of an image of
 // the index: a policy without supplyChain costs no request more.
+//
+// # Engines
+//
+// engines lists what the fleet runs, as --engine takes them: releases
+// (containerd@2.0.4, docker@29.7, docker@29.7+containerd-store) or profile
+// names. Those engines decide: a target fails when one of them runs no
+// variant or one that cannot start, and order-picks-older is an error for
+// them. Every other supported release line is still simulated and only
+// warns. An empty list, an unreadable entry and two entries of one profile
+// are errors.
 //
 // # Precedence
 //
@@ -96,6 +107,9 @@ type Policy struct {
 	// SupplyChain are per-platform requirements of signatures and
 	// attestations.
 	SupplyChain []SupplyChain `yaml:"supplyChain"`
+	// Engines are the engines the fleet runs (see Engines above); nil when
+	// the key is absent.
+	Engines []string `yaml:"engines"`
 	// Rules override severities.
 	Rules Rules `yaml:"rules"`
 
@@ -160,6 +174,9 @@ func (p *Policy) validate() error {
 	if _, err := ParseBases(p.AllowedBases); err != nil {
 		errs = append(errs, fmt.Errorf("allowedBases: %w", err))
 	}
+	if _, err := ParseEngines(p.Engines); err != nil {
+		errs = append(errs, fmt.Errorf("engines: %w", err))
+	}
 	for _, k := range p.Keys {
 		if k == "" {
 			errs = append(errs, errors.New("keys: empty path"))
@@ -194,4 +211,28 @@ func (p *Policy) paths(keys []string) []string {
 		out[i] = k
 	}
 	return out
+}
+
+// ParseEngines reads a policy's engines: each a release or profile as
+// --engine takes it. nil (the key absent) gives nil; an empty list, an
+// unreadable entry and two entries of one profile are errors.
+func ParseEngines(names []string) ([]platform.Engine, error) {
+	if names == nil {
+		return nil, nil
+	}
+	if len(names) == 0 {
+		return nil, errors.New("the list is empty: name the engines the fleet runs (containerd@2.0.4, docker@29.7), or leave the key out")
+	}
+	var out []platform.Engine
+	for _, n := range names {
+		e, _, err := platform.ParseEngine(n)
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(out, func(o platform.Engine) bool { return o.Name() == e.Name() }) {
+			return nil, fmt.Errorf("%s names profile %s again", n, e.Name())
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }

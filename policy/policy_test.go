@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,6 +46,11 @@ func TestParseRejects(t *testing.T) {
 		{"bad target", "targets: [ltsc2016]\n", platform.ErrUnknownTarget, "ltsc2016"},
 		{"bad platform", "requirePlatforms: [linux]\n", platform.ErrInvalidPlatform, "linux"},
 		{"bad base", "allowedBases: ['UPPER/Case']\n", ErrInvalidPolicy, "UPPER"},
+		{"empty engines", "engines: []\n", ErrInvalidPolicy, "engines: the list is empty"},
+		{"bad engine release", "engines: [containerd@garbage]\n", platform.ErrUnknownRelease, "garbage"},
+		{"unsupported engine release", "engines: [containerd@0.1]\n", platform.ErrUnknownRelease, "containerd 0.1"},
+		{"engine without version", "engines: ['docker@']\n", platform.ErrUnknownRelease, "docker@"},
+		{"one profile twice", "engines: [containerd@2.0.4, containerd@2.1.4]\n", ErrInvalidPolicy, "again"},
 		{"version 2", "version: 2\n", ErrInvalidPolicy, "version 2"},
 		{"empty", "", ErrInvalidPolicy, "empty"},
 		{"two documents", "targets: [ltsc2022]\n---\ntargets: [ltsc2025]\n", ErrInvalidPolicy, "one YAML document"},
@@ -124,5 +130,41 @@ func TestNewGatePrecedence(t *testing.T) {
 	}
 	if _, err := NewGate(nil, verify.Options{}, []string{filepath.Join(dir, "missing.pub")}); err == nil {
 		t.Error("a missing key file was accepted")
+	}
+}
+
+// TestGateEngines: a policy's engines decide, Docker's containerd store
+// joins the engines simulated when named, and --engine stays as given.
+func TestGateEngines(t *testing.T) {
+	t.Parallel()
+	p, err := Parse([]byte("engines: [containerd@2.0.4+azure, containerd@2.1.6, docker@29.7+containerd-store]\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGate(p, verify.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{platform.ContainerdIndexOrder, platform.ContainerdLTSCFloor, platform.DockerStoreOSFeatures}
+	if !slices.Equal(g.Verify.Deciding, want) {
+		t.Errorf("deciding %v, want %v", g.Verify.Deciding, want)
+	}
+	var sim []string
+	for _, e := range g.Verify.Engines {
+		sim = append(sim, e.Name())
+	}
+	if len(sim) != len(platform.Engines())+1 || sim[len(sim)-1] != platform.DockerStoreOSFeatures {
+		t.Errorf("simulated %v: want every release line and the named containerd store", sim)
+	}
+	given, _, _ := platform.ParseEngine("containerd@1.7.30")
+	g, err = NewGate(p, verify.Options{Engines: []platform.Engine{given}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Verify.Engines) != 4 || g.Verify.Engines[0].Name() != platform.ContainerdLegacy {
+		t.Errorf("--engine then the policy's: %v", g.Verify.Engines)
+	}
+	if g, err := NewGate(&Policy{}, verify.Options{}, nil); err != nil || g.Verify.Deciding != nil || g.Verify.Engines != nil {
+		t.Errorf("no engines key: %v %+v", err, g)
 	}
 }

@@ -105,7 +105,7 @@ func EvaluateHosts(s *snapshot.Snapshot, hosts []Host) *Evaluation {
 
 func (ev *Evaluation) selection(h Host, e platform.Engine, cands []platform.Candidate) Selection {
 	sel := Selection{Engine: e, Index: e.Select(h.Platform, cands)}
-	sel.Row = TargetResult{Target: h.Name, Build: h.Build(), Engine: e.Name()}
+	sel.Row = TargetResult{Target: h.Name, Build: h.Build(), Engine: e.Name(), Releases: platform.PrimaryRanges(e.Name())}
 	if sel.Index < 0 {
 		return sel
 	}
@@ -137,12 +137,19 @@ func candidates(s *snapshot.Snapshot) []platform.Candidate {
 
 // orderingQuirk returns the first compatible entry, in index order, whose
 // full os.version is numerically newer than the selected entry's, or nil.
+// Only entries the engine could have put first count: those with a
+// descriptor platform (images.Manifest sorts the others last) in the
+// selected entry's tier (platforms.Only ranks windows/386 after amd64).
 func (ev *Evaluation) orderingQuirk(e platform.Engine, host platform.Platform, cands []platform.Candidate, sel int) *OrderingQuirk {
 	sv, err := platform.ParseVersion(ev.s.Entries[sel].OSVersion())
-	if err != nil {
+	if err != nil || cands[sel].Platform == nil {
 		return nil
 	}
+	tier := platform.Tier(e, host, *cands[sel].Platform)
 	for _, i := range platform.Compatible(e, host, cands) {
+		if cands[i].Platform == nil || platform.Tier(e, host, *cands[i].Platform) != tier {
+			continue
+		}
 		v, err := platform.ParseVersion(ev.s.Entries[i].OSVersion())
 		if err == nil && v.Compare(sv) > 0 {
 			return &OrderingQuirk{Selected: sv, Newer: v, Index: i}

@@ -89,10 +89,10 @@ func TestEvaluateHosts(t *testing.T) {
 		t.Errorf("empty Engines should mean every profile, containerd first: %+v", r.Host.Engines)
 	}
 	row := ev.Hosts[0].Deciding().Row
-	if row != (TargetResult{Target: "ltsc2025", Build: 26100, Engine: "containerd", Selected: s.Entries[2].Descriptor.Digest.String(), OSVersion: "10.0.26100.9999"}) {
+	if row != (TargetResult{Target: "ltsc2025", Build: 26100, Engine: "containerd", Releases: "containerd 2.4.0–2.x", Selected: s.Entries[2].Descriptor.Digest.String(), OSVersion: "10.0.26100.9999"}) {
 		t.Errorf("row %+v", row)
 	}
-	if row := ev.Hosts[2].Deciding().Row; row != (TargetResult{Target: "linux-node", Engine: "containerd"}) {
+	if row := ev.Hosts[2].Deciding().Row; row != (TargetResult{Target: "linux-node", Engine: "containerd", Releases: "containerd 2.4.0–2.x"}) {
 		t.Errorf("linux row %+v", row)
 	}
 	// The 17763 variant is selected on ltsc2022 but does not start there.

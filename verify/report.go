@@ -79,6 +79,9 @@ type TargetResult struct {
 	Target string `json:"target"`
 	Build  uint32 `json:"build"`
 	Engine string `json:"engine"`
+	// Releases names the releases that run the engine profile, e.g.
+	// "containerd 2.0.0–2.1.5" (docs/engines.md).
+	Releases string `json:"releases,omitempty"`
 	// Selected is the digest of the selected manifest, or "" for none.
 	Selected string `json:"selected"`
 	// OSVersion is the selected variant's os.version.

@@ -174,7 +174,11 @@ func (c *checker) quirks(h Host, sels []Selection) {
 	for _, k := range order {
 		q, who := quirk[k], describeEngines(names[k])
 		if k.rule == RuleOrderPicksOlder {
-			c.add(k.rule, Warning, &c.s.Entries[k.sel], "on %s nodes %s take the first compatible entry in index order and run %s although %s is newer; list Windows entries newest first (imgctl index create and rebase do)", h.Name, who, q.Selected, q.Newer)
+			sev := Warning
+			if slices.ContainsFunc(names[k], func(n string) bool { return slices.Contains(c.o.Deciding, n) }) {
+				sev = Error
+			}
+			c.add(k.rule, sev, &c.s.Entries[k.sel], "on %s nodes %s take the first compatible entry in index order and run %s although %s is newer; list Windows entries newest first (imgctl index create and rebase do)", h.Name, who, q.Selected, q.Newer)
 			continue
 		}
 		c.add(k.rule, Warning, &c.s.Entries[k.sel], "on %s nodes %s compare os.version as strings and run %s over the newer %s; rebuild so that the newest variant also sorts first", h.Name, who, q.Selected, q.Newer)

@@ -71,6 +71,8 @@ func shapes() []shape {
 		{"mixed-case-os", []Entry{described(specs.Platform{OS: "Windows", Architecture: "amd64", OSVersion: "10.0.26100.6584"}), described(win("10.0.20348.4297"))}},
 		{"annual-channel", []Entry{described(win("10.0.25398.1849")), described(win("10.0.20348.4297"))}},
 		{"malformed", []Entry{described(win("10.0")), described(win("10.0.x.1")), described(win("10.0.20348.4297"))}},
+		{"out-of-range-build", []Entry{described(win("10.0.86100.1")), described(win("10.0.20348.4297"))}},
+		{"out-of-range-major", []Entry{described(win("266.0.20348.1")), described(win("10.0.20348.4297"))}},
 	}
 }
 

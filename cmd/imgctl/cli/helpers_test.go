@@ -37,6 +37,7 @@ type jsonReport struct {
 		Target    string `json:"target"`
 		Build     uint32 `json:"build"`
 		Engine    string `json:"engine"`
+		Releases  string `json:"releases"`
 		Selected  string `json:"selected"`
 		OSVersion string `json:"os_version"`
 	} `json:"targets"`

@@ -146,13 +146,13 @@ func printReport(w io.Writer, format string, rep *verify.Report) error {
 	fmt.Fprintf(w, "%s %s@%s\n", status, rep.Ref, rep.Digest)
 	if len(rep.Targets) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "TARGET\tBUILD\tENGINE\tSELECTS\tOS.VERSION")
-		for _, t := range rep.Targets {
-			sel := t.Selected
+		fmt.Fprintln(tw, "TARGET\tBUILD\tENGINES\tSELECTS\tOS.VERSION")
+		for _, g := range groupTargets(rep.Targets) {
+			sel := g.Selected
 			if sel == "" {
 				sel = "(nothing)"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", t.Target, t.Build, t.Engine, shortDigest(sel), t.OSVersion)
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", g.Target, g.Build, g.Releases, shortDigest(sel), g.OSVersion)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -170,6 +170,32 @@ func printReport(w io.Writer, format string, rep *verify.Report) error {
 	}
 	_, err := fmt.Fprintf(w, "%d error(s), %d finding(s)\n", len(rep.Errors()), len(rep.Findings))
 	return err
+}
+
+// groupTargets merges the rows of one target whose engines select the same
+// manifest, in order of first appearance, and names their engines by the
+// releases that run them ("containerd 1.7.19–2.1.5, docker ≥ 25.0.0"; a
+// profile without a release range by its name).
+func groupTargets(rows []verify.TargetResult) []verify.TargetResult {
+	type key struct{ target, selected string }
+	var out []verify.TargetResult
+	engines := map[key][]string{}
+	at := map[key]int{}
+	for _, r := range rows {
+		k := key{r.Target, r.Selected}
+		if _, ok := at[k]; !ok {
+			at[k] = len(out)
+			out = append(out, r)
+		}
+		engines[k] = append(engines[k], r.Engine)
+	}
+	for k, i := range at {
+		out[i].Releases = platform.RangesOf(engines[k]...)
+		if out[i].Releases == "" {
+			out[i].Releases = strings.Join(engines[k], ", ")
+		}
+	}
+	return out
 }
 
 // findingWhere names the entry a finding is about: its platform and short

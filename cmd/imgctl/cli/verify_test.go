@@ -7,6 +7,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -20,6 +21,9 @@ func TestVerifyRules(t *testing.T) {
 	lin := regtest.Must(regtest.LinuxImage("amd64"))(t)
 	arm := regtest.Must(regtest.LinuxImage("arm64"))(t)
 	good := regtest.Must(regtest.MultiOSIndex())(t)
+	// Issue 24's examples: the older build listed first, and only ltsc2022.
+	oldestFirst := index(t, regtest.Entry{Image: w22}, regtest.Entry{Image: w25})
+	only22 := index(t, regtest.Entry{Image: lin}, regtest.Entry{Image: w22})
 	hp := regtest.Must(regtest.HostProcessImage())(t)
 	attW25 := attEntry(t, w25)
 
@@ -59,7 +63,11 @@ func TestVerifyRules(t *testing.T) {
 		{"two 26100 variants", index(t, regtest.Entry{Image: w25}, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.26100.1"))(t)}), nil, verify.RuleDuplicatePlatform, "error", 1},
 		{"one per build", index(t, regtest.Entry{Image: w25}, regtest.Entry{Image: w22}), nil, verify.RuleDuplicatePlatform, "", 0},
 
-		{"1.7 picks 20348 on a 2025 node", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.26100.2894"))(t)}, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.20348.3091"))(t)}), []string{"--target", "ltsc2025"}, verify.RuleEngineDisagreement, "warning", 0},
+		{"containerd 1.7 to 2.1.5 run the first entry, 20348, on a 2025 node", oldestFirst, []string{"--target", "ltsc2025"}, verify.RuleEngineDisagreement, "warning", 0},
+		{"index order runs the older build", oldestFirst, []string{"--target", "ltsc2025"}, verify.RuleOrderPicksOlder, "warning", 0},
+		{"newest first: every line runs 26100", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.26100.2894"))(t)}, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.20348.3091"))(t)}), []string{"--target", "ltsc2025"}, verify.RuleOrderPicksOlder, "", 0},
+		{"containerd 2.1.6 to 2.3 reject 20348 on a 26200 client", only22, []string{"--target", "10.0.26200"}, verify.RuleNoVariantForTarget, "error", 1},
+		{"containerd 2.4 runs 20348 on a 26200 client", only22, []string{"--target", "10.0.26200", "--engine", "containerd@2.4.0"}, verify.RuleNoVariantForTarget, "", 0},
 		{"engines agree", index(t, regtest.Entry{Image: w25}), []string{"--target", "ltsc2025"}, verify.RuleEngineDisagreement, "", 0},
 		{"only containerd simulated", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.26100.2894"))(t)}, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.20348.3091"))(t)}), []string{"--target", "ltsc2025", "--engine", "containerd"}, verify.RuleEngineDisagreement, "", 0},
 
@@ -123,8 +131,8 @@ func TestVerifyTargets(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 	r := decodeReport(t, out)
-	if len(r.Targets) != 6 {
-		t.Fatalf("want 2 targets x 3 engines, got %d", len(r.Targets))
+	if want := 2 * len(platform.Engines()); len(r.Targets) != want {
+		t.Fatalf("want 2 targets x %d engines, got %d", len(platform.Engines()), len(r.Targets))
 	}
 	for _, tr := range r.Targets {
 		want := map[string]string{"ltsc2022": regtest.OSVersionLTSC2022, "ltsc2025": regtest.OSVersionLTSC2025}[tr.Target]
