@@ -87,7 +87,7 @@ func (c *nodeChecker) node(n Node, why string, results []verify.HostResult) {
 		c.windows++
 	}
 	if why != "" {
-		c.add(RuleNodeUnknownRuntime, verify.Warning, platform.Format(host), -1, "node %s: %s; checked with every engine profile", n.Name, why)
+		c.add(RuleNodeUnknownRuntime, verify.Warning, platform.Format(host), -1, "node %s: %s", n.Name, why)
 	}
 	for _, r := range results {
 		c.engine(n, r)

@@ -90,6 +90,17 @@ func TestCheckNodesRows(t *testing.T) {
 	}
 }
 
+// TestCheckNodesForeignRuntime: a CRI-O node is skipped with a note, not
+// judged by containerd's or Docker's rules.
+func TestCheckNodesForeignRuntime(t *testing.T) {
+	s := loadSnapshot(t, win(t, regtest.OSVersionLTSC2025))
+	r := CheckNodes(s, []Node{{Name: "crio-0", OS: "linux", Architecture: "amd64", Runtime: "cri-o://1.33.1"}})
+	if len(r.Targets) != 0 || len(r.Findings) != 1 || r.Findings[0].Rule != RuleNodeUnknownRuntime ||
+		!strings.Contains(r.Findings[0].Message, "not checked") || !strings.Contains(r.Findings[0].Message, "cri-o") {
+		t.Fatalf("rows %+v findings %+v", r.Targets, r.Findings)
+	}
+}
+
 func TestCheckNodesUnknownPlatform(t *testing.T) {
 	r := CheckNodes(loadSnapshot(t, win(t, regtest.OSVersionLTSC2025)), []Node{{Name: "mystery", OS: "windows", Architecture: "amd64", Runtime: "containerd://2.1.4"}})
 	if rules(r.Findings)[RuleNodeUnknownPlatform] != verify.Warning || len(r.Targets) != 0 {

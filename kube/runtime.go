@@ -30,12 +30,18 @@ func RuntimeEngine(runtime string) (platform.Engine, string) {
 	return nil, fmt.Sprintf("runtime %q has no profile (imgctl knows containerd and docker)", scheme)
 }
 
-// nodeEngines returns the engines to check a node with: its own, or every
-// profile and a warning when the runtime is unknown.
+// nodeEngines returns the engines to check a node with: its own; none for
+// a runtime that is neither containerd nor Docker (CRI-O: imgctl models no
+// other engine, so the node is skipped, and why says so); every profile,
+// and why, for a containerd or Docker release no range covers.
 func nodeEngines(n Node) ([]platform.Engine, string) {
 	e, why := RuntimeEngine(n.Runtime)
 	if e != nil {
 		return []platform.Engine{e}, ""
 	}
-	return platform.Engines(), why
+	scheme, _, _ := strings.Cut(n.Runtime, "://")
+	if scheme != "containerd" && scheme != "docker" && scheme != "" {
+		return nil, why + "; not checked"
+	}
+	return platform.Engines(), why + "; checked with every engine profile"
 }

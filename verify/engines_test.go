@@ -71,8 +71,8 @@ func TestReleaseLines(t *testing.T) {
 		s := testSnapshot("linux/amd64", "windows/amd64:10.0.20348.4297")
 		r := Evaluate("app", s, Options{Targets: targets(t, "10.0.26200")})
 		nv := findings(r, RuleNoVariantForTarget)
-		if r.Passed || len(nv) != 2 {
-			t.Fatalf("want no-variant-for-target from containerd-ltsc-floor and -os-features: %+v", r.Findings)
+		if r.Passed || len(nv) != 1 || !strings.Contains(nv[0].Message, "containerd 2.1.6–2.3.x on 10.0.26200 (build 26200) run no variant") {
+			t.Fatalf("want one no-variant-for-target naming containerd 2.1.6–2.3.x: %+v", r.Findings)
 		}
 		// A fleet that runs only containerd 2.4 passes, and the others warn.
 		r = Evaluate("app", s, Options{Targets: targets(t, "10.0.26200"), Engines: platform.Engines(), Deciding: []string{platform.Containerd}})
@@ -80,4 +80,26 @@ func TestReleaseLines(t *testing.T) {
 			t.Fatalf("passed %v, findings %+v", r.Passed, r.Findings)
 		}
 	})
+}
+
+// TestMixedCaseOS: an entry whose OS is "Windows" is a Windows entry to
+// every engine (containerd lowercases it, Docker compares it
+// case-insensitively), so verify's Windows rules apply to it too.
+func TestMixedCaseOS(t *testing.T) {
+	s := testSnapshot("windows/amd64:10.0.26100.6584", "windows/amd64")
+	for i := range s.Entries {
+		p := *s.Entries[i].Descriptor.Platform
+		p.OS = "Windows"
+		s.Entries[i].Descriptor.Platform = &p
+		s.Entries[i].Config.OS = "Windows"
+	}
+	r := Evaluate("app", s, Options{Targets: targets(t, "ltsc2025")})
+	if len(findings(r, RuleMissingOSVersion)) != 1 {
+		t.Errorf("the Windows entry without os.version is not reported: %+v", r.Findings)
+	}
+	for _, row := range r.Targets {
+		if row.OSVersion != "10.0.26100.6584" {
+			t.Errorf("%s runs %q, want 10.0.26100.6584", row.Engine, row.OSVersion)
+		}
+	}
 }

@@ -159,32 +159,39 @@ func (ev *Evaluation) orderingQuirk(e platform.Engine, host platform.Platform, c
 }
 
 // Unselected returns the positions in Snapshot.Entries of the Windows
-// variants (image manifests, not attestations) that the deciding engine of
-// no host selects, in index order.
+// variants (image manifests, not attestations) that no engine of any host
+// selects, in index order.
 func (ev *Evaluation) Unselected() []int {
-	return ev.windowsVariantsBut(func(Selection) bool { return true })
+	return ev.windowsVariantsBut(true, func(Selection) bool { return true })
 }
 
 // Unserved returns the positions in Snapshot.Entries of the Windows
 // variants that the deciding engine of no host selects where they start:
 // Unselected, and the variants selected only where they fail to start.
 func (ev *Evaluation) Unserved() []int {
-	return ev.windowsVariantsBut(func(sel Selection) bool { return sel.Runs })
+	return ev.windowsVariantsBut(false, func(sel Selection) bool { return sel.Runs })
 }
 
-// windowsVariantsBut returns the Windows variants that no deciding
-// selection for which reached holds has selected.
-func (ev *Evaluation) windowsVariantsBut(reached func(Selection) bool) []int {
+// windowsVariantsBut returns the Windows variants that no selection for
+// which reached holds has selected: of any engine with all, else of each
+// host's deciding engine.
+func (ev *Evaluation) windowsVariantsBut(all bool, reached func(Selection) bool) []int {
 	hit := map[int]bool{}
 	for _, r := range ev.Hosts {
-		if sel := r.Deciding(); sel.Index >= 0 && reached(sel) {
-			hit[sel.Index] = true
+		sels := r.Selections[:1]
+		if all {
+			sels = r.Selections
+		}
+		for _, sel := range sels {
+			if sel.Index >= 0 && reached(sel) {
+				hit[sel.Index] = true
+			}
 		}
 	}
 	var out []int
 	for i := range ev.s.Entries {
 		e := &ev.s.Entries[i]
-		p := e.Platform()
+		p := entryPlatform(e)
 		if e.Manifest == nil || e.IsAttestation() || p == nil || p.OS != "windows" || hit[i] {
 			continue
 		}

@@ -45,7 +45,7 @@ func (c *checker) targets() {
 		c.target(r)
 	}
 	for _, i := range ev.Unselected() {
-		c.add(RuleUnreachableVariant, Warning, &c.s.Entries[i], "%s selects this variant on none of the targets (%s)", engines[0].Name(), strings.Join(names, ", "))
+		c.add(RuleUnreachableVariant, Warning, &c.s.Entries[i], "no engine simulated selects this variant on any of the targets (%s)", strings.Join(names, ", "))
 	}
 }
 
@@ -67,12 +67,14 @@ func (c *checker) decides(e platform.Engine) bool {
 // one engine-disagreement warning naming the release ranges of each
 // choice, and the ordering warnings.
 func (c *checker) target(r HostResult) {
+	var failed []Selection
 	for _, sel := range r.Selections {
 		c.r.Targets = append(c.r.Targets, sel.Row)
-		if c.decides(sel.Engine) {
-			c.decide(r.Host, sel)
+		if c.decides(sel.Engine) && (sel.Index < 0 || !sel.Runs) {
+			failed = append(failed, sel)
 		}
 	}
+	c.decide(r.Host, failed)
 	c.disagree(r.Host, r.Selections)
 	c.quirks(r.Host, r.Selections)
 }
@@ -106,16 +108,19 @@ func (c *checker) describe(sel int) string {
 	return fmt.Sprintf("%s (%s)", e.Descriptor.Digest, platform.FormatPtr(entryPlatform(e)))
 }
 
-// decide reports a target whose deciding engine runs no variant, or one
-// that does not start there.
-func (c *checker) decide(h Host, sel Selection) {
-	if sel.Index < 0 {
-		c.add(RuleNoVariantForTarget, Error, nil, "%s on %s (build %d) runs no variant of this index: nodes fail with \"no match for platform in manifest\"", sel.Engine.Name(), h.Name, h.Build())
-		c.r.Findings[len(c.r.Findings)-1].Platform = platform.Format(h.Platform)
-		return
-	}
-	if !sel.Runs {
-		c.add(RuleNoVariantForTarget, Error, &c.s.Entries[sel.Index], "%s on %s (build %d) picks a variant that does not start there: \"The operating system of the container does not match the operating system of the host\"", sel.Engine.Name(), h.Name, h.Build())
+// decide reports, once per choice, the deciding engines of a target that
+// run no variant, or one that does not start there, named by their
+// releases.
+func (c *checker) decide(h Host, failed []Selection) {
+	order, names := groups(failed)
+	for _, i := range order {
+		who := describeEngines(names[i])
+		if i < 0 {
+			c.add(RuleNoVariantForTarget, Error, nil, "%s on %s (build %d) run no variant of this index: nodes fail with \"no match for platform in manifest\"", who, h.Name, h.Build())
+			c.r.Findings[len(c.r.Findings)-1].Platform = platform.Format(h.Platform)
+			continue
+		}
+		c.add(RuleNoVariantForTarget, Error, &c.s.Entries[i], "%s on %s (build %d) pick a variant that does not start there: \"The operating system of the container does not match the operating system of the host\"", who, h.Name, h.Build())
 	}
 }
 

@@ -3,6 +3,7 @@ package verify
 import (
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/snapshot"
+	"strings"
 )
 
 // Options select what Evaluate checks.
@@ -64,7 +65,18 @@ func (c *checker) add(rule string, sev Severity, e *snapshot.Entry, format strin
 	c.r.Findings = append(c.r.Findings, f)
 }
 
-func entryPlatform(e *snapshot.Entry) *platform.Platform { return e.Platform() }
+// The OS comes back in lower case: containerd normalises it and Docker
+// compares it case-insensitively, so an entry that says "Windows" is a
+// Windows entry to every engine and to every rule.
+func entryPlatform(e *snapshot.Entry) *platform.Platform {
+	p := e.Platform()
+	if p == nil || p.OS == strings.ToLower(p.OS) {
+		return p
+	}
+	q := *p
+	q.OS = strings.ToLower(q.OS)
+	return &q
+}
 
 // images returns the runnable entries: not attestations, not nested indexes.
 func (c *checker) images() []*snapshot.Entry {
