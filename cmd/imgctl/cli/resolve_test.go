@@ -66,10 +66,22 @@ func TestResolve(t *testing.T) {
 		if strings.TrimSpace(out) != c.want {
 			t.Errorf("%v: got %q, want %q", c.args, out, c.want)
 		}
+		if want := engineStderr[c.args[len(c.args)-1]]; !strings.Contains(errOut, want) {
+			t.Errorf("%v: stderr %q lacks %q", c.args, errOut, want)
+		}
 		if code != 0 && !strings.Contains(errOut, "imgctl: ") {
 			t.Errorf("%v: no message on stderr", c.args)
 		}
 	}
+}
+
+// engineStderr is what stderr must say for an --engine value: a warning
+// for the deprecated name, the supported ranges for a release without one.
+var engineStderr = map[string]string{
+	"containerd-1.7":     "warning: engine \"containerd-1.7\" is deprecated",
+	"containerd@garbage": "supported: containerd 1.7.19–1.7.x",
+	"containerd@0.1":     "containerd 0.1 has no profile; supported:",
+	"docker@":            "names no version; supported:",
 }
 
 func TestResolveJSON(t *testing.T) {

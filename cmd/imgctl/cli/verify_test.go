@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -194,5 +195,28 @@ func TestVerifyErrors(t *testing.T) {
 		if !strings.HasPrefix(errOut, "imgctl: ") {
 			t.Errorf("%v: no error message: %q", c, errOut)
 		}
+	}
+}
+
+// TestVerifyEngineFlag: --engine repeats and takes lists of releases; the
+// same profile twice is a usage error.
+func TestVerifyEngineFlag(t *testing.T) {
+	reg := regtest.New(t)
+	ref := push(t, reg, "app:good", regtest.Must(regtest.MultiOSIndex())(t))
+	out, errOut, code := run(t, "verify", ref, "--target", "ltsc2025", "--engine", "containerd@2.1.6,containerd@1.7.30", "--engine", "docker@29.7", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var engines []string
+	for _, tr := range decodeReport(t, out).Targets {
+		engines = append(engines, tr.Engine+" "+tr.Releases)
+	}
+	want := []string{"containerd-ltsc-floor containerd 2.1.6–2.2.x", "containerd-legacy containerd 1.7.19–1.7.x", "docker docker ≥ 25.0.0"}
+	if !slices.Equal(engines, want) {
+		t.Errorf("rows %q, want %q", engines, want)
+	}
+	_, errOut, code = run(t, "verify", ref, "--engine", "containerd@2.0.4", "--engine", "containerd@2.1.4+azure")
+	if code != 2 || !strings.Contains(errOut, "same profile (containerd-index-order)") {
+		t.Errorf("one profile twice: exit %d: %s", code, errOut)
 	}
 }
