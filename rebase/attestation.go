@@ -78,6 +78,7 @@ func attestationManifest(stmt []byte, subject v1.Descriptor) (index.Prepared, er
 // and rebase reads no layer to list the new base's.
 func (s *session) provenance(ctx context.Context, r *run, res *Result) ([]index.Prepared, error) {
 	var atts []index.Prepared
+	r.invocation = r.invocationID()
 	for _, v := range r.src.variants {
 		if v.NewDigest == "" {
 			continue

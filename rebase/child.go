@@ -54,6 +54,7 @@ func (s *session) child(ctx context.Context, in *source, v *variant) (index.Prep
 	if err != nil {
 		return index.Prepared{}, err
 	}
+	v.newBaseCreated = p.newCfg.file.Created.Time
 	if v.BuildChange {
 		v.note = fmt.Sprintf("%s moved from build %s to %s (allowed)", v.Platform, buildOf(v.OldOSVersion), buildOf(r.cfg.OSVersion))
 	}

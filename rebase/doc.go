@@ -101,10 +101,13 @@
 // attestation manifest; a current SBOM needs a build with --sbom. A policy
 // that requires an SBOM therefore refuses a rebased variant until then.
 //
-// The provenance records the run's times, so a dry run cannot give the
-// index digest of the real run (each variant's digest is exact). A repeated
-// run onto a tag that already holds the same images takes that index's
-// attestations in place of new ones and pushes nothing.
+// The output is a function of the inputs, so that two runs of the same
+// rebase (a rerun month, a second team, a dry run) give the same digests:
+// the provenance records Options.SourceDateEpoch or else the new base's
+// creation time, never the wall clock, and an invocation id derived from
+// the source index, the target and the digests. A repeated run onto a tag
+// that already holds the same images takes that index's attestations in
+// place of new ones and pushes nothing.
 //
 // The package never prints: progress goes to Options.Logger and what it
 // changed is returned in Result.Notes. Result.Snapshot gives verify the

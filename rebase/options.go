@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/imgctl/imgctl/registry"
@@ -40,6 +41,12 @@ type Options struct {
 	// identity of the platform that runs the rebase (a CI system's URI), as
 	// a policy's trusted builders name it.
 	BuilderID string
+	// SourceDateEpoch, when set, is the time the provenance of every
+	// rebased variant records as its start and finish (the CLI takes it
+	// from $SOURCE_DATE_EPOCH, as BuildKit does). Unset, each variant
+	// records its new base image's creation time, so that the output is a
+	// function of the inputs: the same rebase gives the same digests.
+	SourceDateEpoch *time.Time
 	// Logger receives progress at debug level and notes at info level;
 	// nil discards.
 	Logger *slog.Logger

@@ -2,9 +2,10 @@ package rebase
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -56,10 +57,39 @@ const (
 
 // run is what every provenance of one Rebase shares.
 type run struct {
+	// invocation identifies the run by its inputs and outputs (see
+	// invocationID), so that the same rebase records the same id.
 	invocation string
-	started    time.Time
 	src        *source
 	target     name.Tag
+}
+
+// invocationID is a digest of what makes a rebase this rebase: the source
+// index, the target tag, and each rebased variant's old and new manifest.
+// A random id (or the wall clock) would make every run's provenance, and
+// so the index digest, differ.
+func (r *run) invocationID() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n", r.src.digest, r.target)
+	for _, v := range r.src.variants {
+		if v.NewDigest != "" {
+			fmt.Fprintf(h, "%s %s\n", v.Digest, v.NewDigest)
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// buildTime is what the provenance of v records as its start and finish:
+// SourceDateEpoch when set, else the new base image's creation time; nil
+// when neither is known.
+func buildTime(o *Options, v *variant) *timestamppb.Timestamp {
+	switch {
+	case o.SourceDateEpoch != nil:
+		return timestamppb.New(*o.SourceDateEpoch)
+	case !v.newBaseCreated.IsZero():
+		return timestamppb.New(v.newBaseCreated)
+	}
+	return nil
 }
 
 // oldAttestation is an attestation manifest of a variant in the source
@@ -116,8 +146,8 @@ func (r *run) statement(o *Options, v *variant, desc v1.Descriptor, olds []oldAt
 			Builder: &slsa.Builder{Id: o.builderID(), Version: map[string]string{"imgctl": o.version()}},
 			Metadata: &slsa.BuildMetadata{
 				InvocationId: r.invocation,
-				StartedOn:    timestamppb.New(r.started),
-				FinishedOn:   timestamppb.Now(),
+				StartedOn:    buildTime(o, v),
+				FinishedOn:   buildTime(o, v),
 			},
 		},
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -157,8 +158,9 @@ func TestRebaseProvenance(t *testing.T) {
 			t.Errorf("%s: buildType %q builder %v", v.Platform, bd.GetBuildType(), rd.GetBuilder())
 		}
 		md := rd.GetMetadata()
-		if md.GetInvocationId() == "" || md.GetStartedOn() == nil || md.GetFinishedOn().AsTime().Before(md.GetStartedOn().AsTime()) {
-			t.Errorf("%s: metadata %v", v.Platform, md)
+		created := regtest.Must(newBase[key].ConfigFile())(t).Created.Time
+		if !strings.HasPrefix(md.GetInvocationId(), "sha256:") || !md.GetStartedOn().AsTime().Equal(created) || !md.GetFinishedOn().AsTime().Equal(created) {
+			t.Errorf("%s: metadata %v, want a digest id and the new base's creation time %s", v.Platform, md, created)
 		}
 		ext := bd.GetExternalParameters().AsMap()
 		if ext["source"] != f.app.String() || ext["target"] != target.String() || ext["base"] != v.BaseName || ext["platform"] != v.Platform {
@@ -335,5 +337,59 @@ func TestRebaseDropsSBOM(t *testing.T) {
 	types := old[0].GetAnnotations().AsMap()["predicateTypes"]
 	if !slices.Equal(types.([]any), []any{regtest.SLSAProvenanceV02, snapshot.PredicateSPDX}) {
 		t.Errorf("predicate types %v", types)
+	}
+}
+
+// TestRebaseReproducible: the same rebase gives the same index and
+// provenance digests, run after run (two dry runs and the real one);
+// SOURCE_DATE_EPOCH (Options.SourceDateEpoch) sets the recorded times.
+func TestRebaseReproducible(t *testing.T) {
+	f := newFixture(t)
+	f.moveBases(t, winNew)
+	dry := testOptions()
+	dry.DryRun, dry.Version = true, "v1.2.3-test"
+	var digests []string
+	var provs [][]string
+	for range 2 {
+		plan, err := Rebase(ctx, f.app, tag(t, f.reg, "app:2"), dry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		digests = append(digests, plan.Index.Digest.String())
+		var p []string
+		for _, v := range plan.Variants {
+			p = append(p, v.Provenance)
+		}
+		provs = append(provs, p)
+	}
+	res, _ := rebaseApp(t, f, testOptions())
+	var p []string
+	for _, v := range res.Variants {
+		p = append(p, v.Provenance)
+	}
+	digests, provs = append(digests, res.Index.Digest.String()), append(provs, p)
+	for i := 1; i < len(digests); i++ {
+		if digests[i] != digests[0] || !slices.Equal(provs[i], provs[0]) {
+			t.Errorf("run %d: index %s provenance %v; run 0: index %s provenance %v", i, digests[i], provs[i], digests[0], provs[0])
+		}
+	}
+	epoch := time.Unix(1764633600, 0).UTC()
+	o := testOptions()
+	o.SourceDateEpoch = &epoch
+	res, err := Rebase(ctx, f.app, tag(t, f.reg, "app:epoch"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, im := fetchIndex(t, tag(t, f.reg, "app:epoch"))
+	for _, v := range res.Variants {
+		atts := attestationOf(im, regtest.Must(v1.NewHash(v.NewDigest))(t))
+		if len(atts) != 1 {
+			t.Fatalf("%s: %d attestations", v.Platform, len(atts))
+		}
+		_, pr := readProvenance(t, idx, atts[0])
+		md := pr.GetRunDetails().GetMetadata()
+		if !md.GetStartedOn().AsTime().Equal(epoch) || !md.GetFinishedOn().AsTime().Equal(epoch) {
+			t.Errorf("%s: times %v, want SOURCE_DATE_EPOCH %s", v.Platform, md, epoch)
+		}
 	}
 }

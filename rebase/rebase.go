@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/imgctl/imgctl/index"
@@ -51,7 +49,7 @@ func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options)
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	r := &run{invocation: uuid.NewString(), started: time.Now(), target: target}
+	r := &run{target: target}
 	s := newSession(o, src, &target)
 	in, err := s.loadSource(ctx, src)
 	if err != nil {

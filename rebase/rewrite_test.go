@@ -11,9 +11,8 @@ import (
 )
 
 // TestDryRun plans with the old and new base digests and os.versions,
-// computes the variants the real run pushes, and writes nothing. The
-// index digest of the plan is not the real run's: the provenance records
-// each run's times and invocation id.
+// computes the variants the real run pushes, and writes nothing. (Its
+// index digest is the real run's too: TestRebaseReproducible.)
 func TestDryRun(t *testing.T) {
 	f := newFixture(t)
 	f.moveBases(t, winNew)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -66,8 +67,11 @@ type variant struct {
 	// newDesc is its descriptor in the new index, set by Rebase.
 	newDesc v1.Descriptor
 	current *resolved
-	note    string    // a note for Result.Notes, set by Rebase
-	snap    snapEntry // what the new index holds for it, set by Rebase
+	// newBaseCreated is the creation time in the new base image's config,
+	// set by Rebase for a stale variant.
+	newBaseCreated time.Time
+	note           string    // a note for Result.Notes, set by Rebase
+	snap           snapEntry // what the new index holds for it, set by Rebase
 }
 
 // load reads one variant's manifest, finds its base and resolves the base's

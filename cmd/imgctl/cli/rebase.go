@@ -3,6 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"strconv"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
@@ -47,9 +50,12 @@ current SBOM. Current variants keep their attestations.
 
 A Windows variant never changes build without --allow-build-change. When every
 variant is current, nothing is pushed; a repeated rebase onto the tag it
-already wrote pushes nothing either. --dry-run gives each variant's new digest;
-the index digest of the real run differs, as its provenance records the run's
-time. Exit 1 when verify fails on the result, 2 on errors.`,
+already wrote pushes nothing either. The output is a function of the inputs:
+the provenance records the new base's creation time ($SOURCE_DATE_EPOCH, in
+seconds, when set, as BuildKit reads it) and an id derived from the source,
+the target and the digests, so the same rebase gives the same digests and
+--dry-run gives the real run's. Exit 1 when verify fails on the result, 2 on
+errors.`,
 		Example: `  imgctl rebase registry.example.com/app:1.0 -t registry.example.com/app:1.0-2025-02
   imgctl rebase registry.example.com/app:1.0 -t registry.example.com/app:1.0-r2 --dry-run -o json`,
 		Args: cobra.ExactArgs(1),
@@ -75,6 +81,9 @@ func (o *rebaseOptions) run(cmd *cobra.Command, ro *rootOptions, ref string) err
 	}
 	lo.DryRun, lo.AllowBuildChange, lo.Jobs = o.dryRun, o.allowBuildChange, o.jobs
 	lo.Version, lo.BuilderID = imgctlVersion(), o.builderID
+	if lo.SourceDateEpoch, err = sourceDateEpoch(); err != nil {
+		return err
+	}
 	src, err := rc.ParseReference(ref)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
@@ -167,4 +176,20 @@ func (o *rebaseOptions) summarize(g githubOutput, res *rebase.Result, rep *verif
 	}
 	notes = append(notes, res.Notes...)
 	g.verified(fmt.Sprintf("imgctl rebase %s → %s", code(res.Ref), code(res.Tag)), snapshotRows(res.Snapshot()), rep, notes...)
+}
+
+// sourceDateEpoch reads $SOURCE_DATE_EPOCH (seconds since 1970, as
+// reproducible-builds.org defines it and BuildKit reads it): nil when unset
+// or empty, a usage error when it is not a whole number of seconds.
+func sourceDateEpoch() (*time.Time, error) {
+	v := os.Getenv("SOURCE_DATE_EPOCH")
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("%w: SOURCE_DATE_EPOCH=%q: want whole seconds since 1970", ErrUsage, v)
+	}
+	t := time.Unix(n, 0).UTC()
+	return &t, nil
 }

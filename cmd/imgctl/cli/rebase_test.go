@@ -141,9 +141,9 @@ func TestRebaseCommand(t *testing.T) {
 	st := reg.Stats()
 	var res rebaseJSONOut
 	decodeStrict(t, out, &res)
-	// The plan gives the real run's variants; the index digest differs, as
-	// each run's provenance records its time.
-	if code != 0 || res.NewDigest == "" || res.NewDigest == plan.NewDigest || res.Verify == nil || !*res.Verify.Passed ||
+	// The plan gives the real run's variants and index digest: the
+	// provenance records the inputs' times, not the run's.
+	if code != 0 || res.NewDigest == "" || res.NewDigest != plan.NewDigest || res.Verify == nil || !*res.Verify.Passed ||
 		strings.Count(errOut, "describes the image before the rebase") != 3 || !strings.Contains(errOut, "registry requests") ||
 		!strings.Contains(errOut, "note: reading the base images from their registries directly") {
 		t.Fatalf("rebase: exit %d\n%s%s", code, out, errOut)
@@ -191,6 +191,35 @@ func TestRebaseCommand(t *testing.T) {
 		if st := reg.Stats(); st.Put != 0 {
 			t.Errorf("%s: pushed %s", tc.name, st)
 		}
+	}
+}
+
+// TestRebaseSourceDateEpoch: $SOURCE_DATE_EPOCH sets the provenance's
+// times, so it changes the digest; one that is not whole seconds is a
+// usage error that writes nothing.
+func TestRebaseSourceDateEpoch(t *testing.T) {
+	reg := regtest.New(t)
+	app := rebaseFixture(t, reg)
+	moveBases(t, reg, winFeb)
+	to := reg.Host() + "/app:2"
+	out, _, code := run(t, "rebase", app, "-t", to, "--dry-run", "-o", "json")
+	var plain rebaseJSONOut
+	decodeStrict(t, out, &plain)
+	t.Setenv("SOURCE_DATE_EPOCH", "1764633600")
+	out, errOut, code2 := run(t, "rebase", app, "-t", to, "--dry-run", "-o", "json")
+	var epoch rebaseJSONOut
+	decodeStrict(t, out, &epoch)
+	if code != 0 || code2 != 0 || epoch.NewDigest == "" || epoch.NewDigest == plain.NewDigest {
+		t.Fatalf("exit %d and %d: the epoch did not change the digest (%s): %s", code, code2, epoch.NewDigest, errOut)
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
+	reg.ResetStats()
+	_, errOut, code = run(t, "rebase", app, "-t", to)
+	if code != 2 || !strings.Contains(errOut, "SOURCE_DATE_EPOCH") {
+		t.Errorf("bad SOURCE_DATE_EPOCH: exit %d: %s", code, errOut)
+	}
+	if st := reg.Stats(); st.Put != 0 || st.Post != 0 {
+		t.Errorf("a usage error wrote: %s", st)
 	}
 }
 

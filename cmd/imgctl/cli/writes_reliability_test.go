@@ -132,7 +132,7 @@ func relWriteCases() []relWriteCase {
 				args: func(run string) []string { return []string{"rebase", app, "-t", reg.Host() + "/" + run + "/app:2"} },
 				// The result is the rebased images and the subjects of the
 				// attestations: the index digest differs between runs, as
-				// each run's provenance names its tag and time.
+				// each run's provenance names its own tag.
 				result: func(t *testing.T, run, out string) string {
 					d, _, _ := strings.Cut(out, "\n")
 					if got := sigHead(t, reg, run+"/app:2"); got != d {
