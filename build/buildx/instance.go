@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/docker/buildx/store"
 	"github.com/docker/buildx/store/storeutil"
 	"github.com/docker/buildx/util/confutil"
+	"github.com/docker/buildx/util/dockerutil"
 	"github.com/docker/cli/cli/command"
 	"github.com/docker/cli/cli/flags"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -117,16 +119,9 @@ func InstanceName(flag string, getenv func(string) string) (name, source string)
 	return "", ""
 }
 
-// IsAddress reports whether a --builder value is a BuildKit address
-// (unix://, tcp://, docker-container://NAME...) rather than an instance name.
-func IsAddress(s string) bool { return strings.Contains(s, "://") }
-
-// Load reads the instance name from buildx's store and initialises the
-// driver of every node with buildx's own code (builder.New, LoadNodes, and
-// the driver factories registered by this package's imports). It takes the
-// store's lock only while it reads. It contacts no daemon: each node's
-// Builder.Dialer boots the node (driver.Boot) when the build connects.
-func Load(ctx context.Context, name string, opts ...Option) (*Instance, error) {
+// newDockerCli is the Docker CLI buildx's store and drivers read their
+// configuration through: the current context, DOCKER_CONFIG, BUILDX_CONFIG.
+func newDockerCli(opts []Option) (*command.DockerCli, error) {
 	o := options{stderr: io.Discard}
 	for _, opt := range opts {
 		opt(&o)
@@ -137,6 +132,58 @@ func Load(ctx context.Context, name string, opts ...Option) (*Instance, error) {
 	}
 	if err := dockerCli.Initialize(flags.NewClientOptions()); err != nil {
 		return nil, fmt.Errorf("docker CLI: %w", err)
+	}
+	return dockerCli, nil
+}
+
+// Current returns the builder instance `docker buildx use NAME` made
+// current for the current Docker context, as buildx reads it
+// (store.Txn.Current with the context's endpoint, through buildx's
+// dockerutil and store packages), and the context's name. It returns ""
+// when nothing was selected, or only the context's own docker-driver
+// builder (buildx's implicit default, which imgctl cannot drive), and when
+// there is no buildx store at all.
+func Current(opts ...Option) (name, context string, err error) {
+	dockerCli, err := newDockerCli(opts)
+	if err != nil {
+		return "", "", err
+	}
+	dir := confutil.NewConfig(dockerCli).Dir()
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return "", dockerCli.CurrentContext(), nil
+	}
+	txn, release, err := storeutil.GetStore(dockerCli)
+	if err != nil {
+		return "", "", fmt.Errorf("buildx store %s: %w", dir, err)
+	}
+	defer release()
+	ep, err := dockerutil.GetCurrentEndpoint(dockerCli)
+	if err != nil {
+		return "", "", fmt.Errorf("docker context %q: %w", dockerCli.CurrentContext(), err)
+	}
+	ng, err := txn.Current(ep)
+	if err != nil {
+		return "", "", fmt.Errorf("buildx store %s: current builder: %w", dir, err)
+	}
+	if ng == nil {
+		return "", dockerCli.CurrentContext(), nil
+	}
+	return ng.Name, dockerCli.CurrentContext(), nil
+}
+
+// IsAddress reports whether a --builder value is a BuildKit address
+// (unix://, tcp://, docker-container://NAME...) rather than an instance name.
+func IsAddress(s string) bool { return strings.Contains(s, "://") }
+
+// Load reads the instance name from buildx's store and initialises the
+// driver of every node with buildx's own code (builder.New, LoadNodes, and
+// the driver factories registered by this package's imports). It takes the
+// store's lock only while it reads. It contacts no daemon: each node's
+// Builder.Dialer boots the node (driver.Boot) when the build connects.
+func Load(ctx context.Context, name string, opts ...Option) (*Instance, error) {
+	dockerCli, err := newDockerCli(opts)
+	if err != nil {
+		return nil, err
 	}
 	dir := confutil.NewConfig(dockerCli).Dir()
 	txn, release, err := storeutil.GetStore(dockerCli)

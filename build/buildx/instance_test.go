@@ -3,12 +3,14 @@ package buildx
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/docker/buildx/store"
+	"github.com/docker/buildx/util/confutil"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
@@ -180,5 +182,56 @@ func TestLoadUnsupportedDriver(t *testing.T) {
 	_, err := Load(context.Background(), "cloud")
 	if !errors.Is(err, ErrUnsupportedDriver) || !strings.Contains(err.Error(), "remote") {
 		t.Errorf("err = %v, want ErrUnsupportedDriver naming the drivers imgctl has", err)
+	}
+}
+
+// setCurrent records, with buildx's own store API (what `docker buildx use`
+// calls), name as the current builder for the endpoint key.
+func setCurrent(t *testing.T, dir, key, name string, global bool) {
+	t.Helper()
+	s, err := store.New(confutil.NewConfig(nil, confutil.WithDir(dir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	txn, release, err := s.Txn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if err := txn.SetCurrent(key, name, global, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCurrent reads the builder `docker buildx use` selected for the
+// current Docker context (the default context's key is its Docker
+// endpoint), and nothing when none was, when the selection is another
+// context's, or when there is no store.
+func TestCurrent(t *testing.T) {
+	const host = "unix:///run/imgctl-test/docker.sock"
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	t.Setenv("DOCKER_HOST", host)
+	t.Setenv("DOCKER_CONTEXT", "")
+	pool := &store.NodeGroup{Name: "pool", Driver: "remote", Nodes: []store.Node{{Name: "pool0", Endpoint: "tcp://127.0.0.1:1234"}}}
+
+	t.Setenv("BUILDX_CONFIG", filepath.Join(t.TempDir(), "none"))
+	if name, _, err := Current(); err != nil || name != "" {
+		t.Fatalf("no store: %q, %v", name, err)
+	}
+	dir := newStore(t, pool)
+	if name, ctx, err := Current(); err != nil || name != "" || ctx != "default" {
+		t.Fatalf("nothing selected: %q (context %q), %v", name, ctx, err)
+	}
+	setCurrent(t, dir, "unix:///other/docker.sock", "pool", false)
+	if name, _, err := Current(); err != nil || name != "" {
+		t.Fatalf("another context's selection: %q, %v", name, err)
+	}
+	setCurrent(t, dir, host, "pool", false)
+	if name, _, err := Current(); err != nil || name != "pool" {
+		t.Fatalf("docker buildx use pool: %q, %v", name, err)
+	}
+	setCurrent(t, dir, "unix:///other/docker.sock", "pool", true)
+	if name, _, err := Current(); err != nil || name != "pool" {
+		t.Fatalf("docker buildx use --global pool: %q, %v", name, err)
 	}
 }

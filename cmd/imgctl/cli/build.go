@@ -60,8 +60,8 @@ Each platform an instance's node was created with (--platform) goes to that
 node; the first node builds the rest. --builders entries and --node win for
 their platforms. An unknown name is a usage error (exit 2) that lists the
 instances. Without --builder: $BUILDKIT_HOST (an address), else
-$BUILDX_BUILDER (an instance name), else ` + build.DefaultBuilderAddress + `;
-the instance "docker buildx use" selected is not consulted.
+$BUILDX_BUILDER (an instance name), else the instance "docker buildx use"
+made current for the current Docker context, else ` + build.DefaultBuilderAddress + `.
 
 Every image gets a SLSA provenance attestation (--provenance, mode=min by
 default as with buildx; false for none), and with --sbom an SPDX SBOM made by a

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/docker/buildx/store"
+	"github.com/docker/buildx/util/confutil"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/imgctl/imgctl/build"
@@ -16,15 +17,22 @@ import (
 	"github.com/imgctl/imgctl/internal/buildtest"
 )
 
-// buildxStore saves the instances into a fresh BUILDX_CONFIG.
-func buildxStore(t *testing.T, ngs ...*store.NodeGroup) {
+// buildxStore saves the instances into a fresh BUILDX_CONFIG, under a
+// fresh Docker config whose default context's endpoint is dockerHost.
+func buildxStore(t *testing.T, ngs ...*store.NodeGroup) string {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("BUILDX_CONFIG", dir)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	t.Setenv("DOCKER_HOST", dockerHost)
+	t.Setenv("DOCKER_CONTEXT", "")
 	if err := buildtest.SaveBuildxInstances(dir, ngs...); err != nil {
 		t.Fatal(err)
 	}
+	return dir
 }
+
+const dockerHost = "unix:///run/imgctl-test/docker.sock"
 
 // nodeStrings formats nodes as --node takes them, in order.
 func nodeStrings(ns []build.Node) []string {
@@ -39,7 +47,7 @@ func nodeStrings(ns []build.Node) []string {
 // instance into nodes; a builders file entry and a --node replace its node
 // of the same platform; an address or $BUILDKIT_HOST never reads the store.
 func TestBuildxBuilderFlags(t *testing.T) {
-	buildxStore(t, &store.NodeGroup{Name: "pool", Driver: "remote", Nodes: []store.Node{
+	dir := buildxStore(t, &store.NodeGroup{Name: "pool", Driver: "remote", Nodes: []store.Node{
 		{Name: "lin", Endpoint: "unix:///run/lin.sock", Platforms: []ocispecs.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}}},
 		{Name: "win", Endpoint: "tcp://win:1234", Platforms: []ocispecs.Platform{{OS: "windows", Architecture: "amd64"}}},
 	}})
@@ -96,6 +104,34 @@ func TestBuildxBuilderFlags(t *testing.T) {
 		bo, err = resolve(t, &buildOptions{builder: "tcp://flag:1234"})
 		if err != nil || bo.Nodes != nil || bo.Builder.Addr != "tcp://flag:1234" {
 			t.Errorf("an address: %+v, err %v", bo, err)
+		}
+	})
+	t.Run("docker buildx use", func(t *testing.T) {
+		bo, err := resolve(t, &buildOptions{})
+		if err != nil || bo.Nodes != nil || bo.Builder.Addr != build.DefaultBuilderAddress {
+			t.Fatalf("nothing selected: the default socket, got %+v, err %v", bo, err)
+		}
+		// What `docker buildx use pool` writes, through buildx's store API.
+		s, err := store.New(confutil.NewConfig(nil, confutil.WithDir(dir)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		txn, release, err := s.Txn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = txn.SetCurrent(dockerHost, "pool", false, false)
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		bo, err = resolve(t, &buildOptions{})
+		if err != nil || len(bo.Nodes) != 3 || bo.Builder.Addr != "buildx://pool/lin" {
+			t.Errorf("the current builder: nodes %v, fallback %+v, err %v", bo.Nodes, bo.Builder, err)
+		}
+		t.Setenv(build.EnvBuildkitHost, "unix:///run/env.sock")
+		if bo, err = resolve(t, &buildOptions{}); err != nil || bo.Builder.Addr != "unix:///run/env.sock" {
+			t.Errorf("$BUILDKIT_HOST must win over the current builder: %+v, err %v", bo, err)
 		}
 	})
 	for _, tc := range []struct {
