@@ -36,19 +36,44 @@ const containerGOCACHE = "tmp/gocache"
 // it in its cache. The build still runs, links and is exported through
 // BuildKit as before; only the compiles are not repeated.
 //
-// The host-side cache lives in the module's .cache/buildtest-gocache (the
-// clone's, in CI), warmed once under a file lock, so that the test
-// packages running in parallel share one warm-up.
+// The host-side cache and the layer packed from it are shared by every
+// test process and run on the machine (sharedLayer), keyed by the
+// toolchain and examples/hello's files, so that the test packages running
+// in parallel, and the next CI run, share one warm-up.
 var goCacheLayerOnce = sync.OnceValues(func() (v1.Layer, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return nil, err
 	}
-	cache := filepath.Join(root, ".cache", "buildtest-gocache")
-	if err := warmGoCache(cache, filepath.Join(root, "examples", "hello")); err != nil {
+	hello := filepath.Join(root, "examples", "hello")
+	version, err := exec.Command("go", "version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("go version: %w", err)
+	}
+	parts := []string{"gocache", string(version)}
+	err = filepath.WalkDir(hello, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		parts = append(parts, p, string(b))
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
-	l, err := fileLayer("gocache.tar.gz", func(w tarWriter) error { return addTree(w, cache, containerGOCACHE) })
+	key := contentKey(parts...)
+	dir, err := sharedDir()
+	if err != nil {
+		return nil, err
+	}
+	cache := filepath.Join(dir, key, "gocache")
+	l, err := sharedLayer(key, "gocache.tar.gz", func(w tarWriter) error {
+		if err := warmGoCache(cache, hello); err != nil {
+			return err
+		}
+		return addTree(w, cache, containerGOCACHE)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("writing Go build cache layer from %s: %w", cache, err)
 	}

@@ -91,7 +91,11 @@ var goLayerOnce = sync.OnceValues(func() (v1.Layer, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := fileLayer("go.tar.gz", func(w tarWriter) error { return addGOROOT(w, goroot) })
+	version, err := exec.Command("go", "version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("go version: %w", err)
+	}
+	l, err := sharedLayer(contentKey("go", string(version), goroot), "go.tar.gz", func(w tarWriter) error { return addGOROOT(w, goroot) })
 	if err != nil {
 		return nil, fmt.Errorf("writing Go toolchain layer from %s: %w", goroot, err)
 	}

@@ -4,10 +4,15 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1"
@@ -92,13 +97,130 @@ func fileLayer(name string, fill func(tarWriter) error) (v1.Layer, error) {
 	return tarball.LayerFromFile(path, tarball.WithMediaType(types.OCILayer))
 }
 
+// sharedLayer is fileLayer for a layer that depends only on key: it is
+// written once per machine into sharedDir()/key/name, under a file lock,
+// and every later test process and CI run reads that file. Writing the Go
+// toolchain's few hundred megabytes through compress/gzip compiled with
+// -race took minutes, once in each of the three test processes that build
+// GolangImage. The key must name everything the content depends on
+// (contentKey); the file is renamed into place whole, so a crash leaves no
+// half layer.
+func sharedLayer(key, name string, fill func(tarWriter) error) (v1.Layer, error) {
+	root, err := sharedDir()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, key)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, name)
+	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return nil, fmt.Errorf("locking %s: %w", lock.Name(), err)
+	}
+	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
+	if _, err := os.Stat(path); err != nil {
+		if err := writeShared(dir, path, fill); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := os.ReadFile(path + ".diffid")
+	if err != nil {
+		return nil, err
+	}
+	diffID, err := v1.NewHash(strings.TrimSpace(string(raw)))
+	if err != nil {
+		return nil, fmt.Errorf("%s.diffid: %w", path, err)
+	}
+	l, err := tarball.LayerFromFile(path, tarball.WithMediaType(types.OCILayer))
+	if err != nil {
+		return nil, err
+	}
+	return knownDiffID{Layer: l, diffID: diffID}, nil
+}
+
+// writeShared writes a sharedLayer's file and, beside it, its diff ID
+// (name.diffid), each renamed into place whole, the layer last.
+func writeShared(dir, path string, fill func(tarWriter) error) error {
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	h := sha256.New()
+	if err := writeLayerTee(f, h, fill); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	diffID := "sha256:" + hex.EncodeToString(h.Sum(nil))
+	if err := os.WriteFile(path+".diffid.tmp", []byte(diffID+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(path+".diffid.tmp", path+".diffid"); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// knownDiffID is a layer whose diff ID was recorded when it was written,
+// so that putting it in an image does not decompress it again (with
+// -race, compress/gzip reads a hundred megabytes in tens of seconds).
+type knownDiffID struct {
+	v1.Layer
+	diffID v1.Hash
+}
+
+// DiffID returns the recorded diff ID.
+func (l knownDiffID) DiffID() (v1.Hash, error) { return l.diffID, nil }
+
+// sharedDir is where sharedLayer keeps its files: imgctl-buildtest beside
+// the machine's Go build cache (go env GOCACHE), which CI keeps between
+// runs as it keeps that cache.
+func sharedDir() (string, error) {
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOCACHE: %w", err)
+	}
+	gocache := strings.TrimSpace(string(out))
+	if gocache == "" || gocache == "off" {
+		return "", fmt.Errorf("go env GOCACHE is %q: the test layers are kept beside the Go build cache", gocache)
+	}
+	return filepath.Join(filepath.Dir(gocache), "imgctl-buildtest"), nil
+}
+
+// contentKey names content by everything it depends on, for sharedLayer.
+// The "v1" is the layout of the layers this package writes: change it
+// when addGOROOT, addTree or writeLayer change what they write.
+func contentKey(parts ...string) string {
+	h := sha256.New()
+	h.Write([]byte("v1"))
+	for _, p := range parts {
+		fmt.Fprintf(h, "\x00%d\x00%s", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:24]
+}
+
 // writeLayer writes a gzip-compressed tar to out.
 func writeLayer(out io.Writer, fill func(tarWriter) error) error {
+	return writeLayerTee(out, io.Discard, fill)
+}
+
+// writeLayerTee is writeLayer that also writes the uncompressed tar to
+// plain (to hash it into a diff ID).
+func writeLayerTee(out, plain io.Writer, fill func(tarWriter) error) error {
 	zw, err := gzip.NewWriterLevel(out, gzip.BestSpeed)
 	if err != nil {
 		return err
 	}
-	tw := tar.NewWriter(zw)
+	tw := tar.NewWriter(io.MultiWriter(zw, plain))
 	if err := fill(tarWriter{tw}); err != nil {
 		return err
 	}
