@@ -160,9 +160,10 @@ func (ev *Evaluation) orderingQuirk(e platform.Engine, host platform.Platform, c
 
 // Unselected returns the positions in Snapshot.Entries of the Windows
 // variants (image manifests, not attestations) that no engine of any host
-// selects, in index order.
+// selects where they start, in index order: a variant only Docker picks on
+// a node it cannot start on serves no one.
 func (ev *Evaluation) Unselected() []int {
-	return ev.windowsVariantsBut(true, func(Selection) bool { return true })
+	return ev.windowsVariantsBut(true, func(sel Selection) bool { return sel.Runs })
 }
 
 // Unserved returns the positions in Snapshot.Entries of the Windows

@@ -45,7 +45,7 @@ func (c *checker) targets() {
 		c.target(r)
 	}
 	for _, i := range ev.Unselected() {
-		c.add(RuleUnreachableVariant, Warning, &c.s.Entries[i], "no engine simulated selects this variant on any of the targets (%s)", strings.Join(names, ", "))
+		c.add(RuleUnreachableVariant, Warning, &c.s.Entries[i], "no engine simulated runs this variant on any of the targets where it starts (%s)", strings.Join(names, ", "))
 	}
 }
 
