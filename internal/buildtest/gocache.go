@@ -50,13 +50,19 @@ var goCacheLayerOnce = sync.OnceValues(func() (v1.Layer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("go version: %w", err)
 	}
-	parts := []string{"gocache", string(version)}
+	// The layer depends on examples/hello's files and, through the go
+	// command's VCS stamp in its main package, on the repository's commit
+	// and whether it is modified; the cache it is packed from depends only
+	// on the toolchain (the go command's cache is content-addressed), so
+	// every commit reuses the standard library's compiles.
+	parts := []string{"gocache", string(version), vcsState(root)}
 	err = filepath.WalkDir(hello, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		b, err := os.ReadFile(p)
-		parts = append(parts, p, string(b))
+		rel, _ := filepath.Rel(hello, p)
+		parts = append(parts, rel, string(b))
 		return err
 	})
 	if err != nil {
@@ -67,7 +73,7 @@ var goCacheLayerOnce = sync.OnceValues(func() (v1.Layer, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache := filepath.Join(dir, key, "gocache")
+	cache := filepath.Join(dir, contentKey("gocache-dir", string(version)), "gocache")
 	l, err := sharedLayer(key, "gocache.tar.gz", func(w tarWriter) error {
 		if err := warmGoCache(cache, hello); err != nil {
 			return err
@@ -79,6 +85,15 @@ var goCacheLayerOnce = sync.OnceValues(func() (v1.Layer, error) {
 	}
 	return l, nil
 })
+
+// vcsState is what the go command stamps into a main package built in the
+// repository at root: its commit and whether the tree is modified (empty
+// outside a git checkout).
+func vcsState(root string) string {
+	head, _ := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	status, _ := exec.Command("git", "-C", root, "status", "--porcelain").Output()
+	return string(head) + "\x00" + string(status)
+}
 
 // warmGoCache compiles the Go program in dir for every goCacheTargets
 // entry into the build cache cache, holding an exclusive lock on
