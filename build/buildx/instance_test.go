@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/docker/buildx/store"
-	"github.com/docker/buildx/util/confutil"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
@@ -185,20 +184,11 @@ func TestLoadUnsupportedDriver(t *testing.T) {
 	}
 }
 
-// setCurrent records, with buildx's own store API (what `docker buildx use`
-// calls), name as the current builder for the endpoint key.
+// setCurrent records name as the current builder for key, as `docker
+// buildx use` does.
 func setCurrent(t *testing.T, dir, key, name string, global bool) {
 	t.Helper()
-	s, err := store.New(confutil.NewConfig(nil, confutil.WithDir(dir)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	txn, release, err := s.Txn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	if err := txn.SetCurrent(key, name, global, false); err != nil {
+	if err := buildtest.SetCurrentBuildx(dir, key, name, global); err != nil {
 		t.Fatal(err)
 	}
 }

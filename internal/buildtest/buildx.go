@@ -25,3 +25,19 @@ func SaveBuildxInstances(dir string, ngs ...*store.NodeGroup) error {
 	}
 	return nil
 }
+
+// SetCurrentBuildx records name as the current builder for the Docker
+// endpoint key in the buildx store at dir, with buildx's store API: what
+// `docker buildx use [--global] NAME` writes.
+func SetCurrentBuildx(dir, key, name string, global bool) error {
+	s, err := store.New(confutil.NewConfig(nil, confutil.WithDir(dir)))
+	if err != nil {
+		return err
+	}
+	txn, release, err := s.Txn()
+	if err != nil {
+		return err
+	}
+	defer release()
+	return txn.SetCurrent(key, name, global, false)
+}

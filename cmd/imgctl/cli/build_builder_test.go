@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/docker/buildx/store"
-	"github.com/docker/buildx/util/confutil"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/imgctl/imgctl/build"
@@ -112,17 +111,7 @@ func TestBuildxBuilderFlags(t *testing.T) {
 			t.Fatalf("nothing selected: the default socket, got %+v, err %v", bo, err)
 		}
 		// What `docker buildx use pool` writes, through buildx's store API.
-		s, err := store.New(confutil.NewConfig(nil, confutil.WithDir(dir)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		txn, release, err := s.Txn()
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = txn.SetCurrent(dockerHost, "pool", false, false)
-		release()
-		if err != nil {
+		if err := buildtest.SetCurrentBuildx(dir, dockerHost, "pool", false); err != nil {
 			t.Fatal(err)
 		}
 		bo, err = resolve(t, &buildOptions{})
