@@ -66,32 +66,43 @@ func (r ReleaseRange) String() string {
 }
 
 func (r ReleaseRange) contains(v [3]int) bool {
-	return compare3(v, r.From) >= 0 && (r.To == open || compare3(v, r.To) <= 0)
-}
-
-func compare3(a, b [3]int) int {
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] - b[i]
-		}
-	}
-	return 0
+	return slices.Compare(v[:], r.From[:]) >= 0 && (r.To == open || slices.Compare(v[:], r.To[:]) <= 0)
 }
 
 // RangesOf names the release ranges that run any of the profiles, merging
 // neighbours, as a finding prints them: RangesOf("containerd-legacy",
 // "containerd-index-order") is "containerd 1.7.19–2.1.5".
 func RangesOf(profiles ...string) string {
+	return rangesOf("", profiles)
+}
+
+// PrimaryRanges names the ranges of a profile's own engine (containerd for
+// the containerd lines, Docker's containerd store for docker-store-*,
+// docker for docker), as a row of verify's table prints them.
+func PrimaryRanges(profile string) string {
+	for _, r := range Ranges {
+		if r.Profile == profile {
+			return rangesOf(r.Engine, []string{profile})
+		}
+	}
+	return ""
+}
+
+// rangesOf is RangesOf for the ranges of engine only ("" for every
+// engine).
+func rangesOf(engine string, profiles []string) string {
 	var parts []string
 	var cur *ReleaseRange
 	for _, r := range Ranges {
-		if !slices.Contains(profiles, r.Profile) || (cur != nil && cur.Engine != r.Engine) {
-			if cur != nil {
-				parts = append(parts, cur.String())
-				cur = nil
-			}
+		if engine != "" && r.Engine != engine {
+			continue
 		}
-		if !slices.Contains(profiles, r.Profile) {
+		in := slices.Contains(profiles, r.Profile)
+		if cur != nil && (!in || cur.Engine != r.Engine) {
+			parts = append(parts, cur.String())
+			cur = nil
+		}
+		if !in {
 			continue
 		}
 		if cur == nil {
@@ -104,29 +115,6 @@ func RangesOf(profiles ...string) string {
 		parts = append(parts, cur.String())
 	}
 	return strings.Join(parts, ", ")
-}
-
-// PrimaryRanges names the ranges of a profile's own engine (containerd for
-// the containerd lines, Docker's containerd store for docker-store-*,
-// docker for docker), as a row of verify's table prints them.
-func PrimaryRanges(profile string) string {
-	for _, r := range Ranges {
-		if r.Profile == profile {
-			var cur *ReleaseRange
-			for _, q := range Ranges {
-				if q.Engine != r.Engine || q.Profile != profile {
-					continue
-				}
-				if cur == nil {
-					c := q
-					cur = &c
-				}
-				cur.To = q.To
-			}
-			return cur.String()
-		}
-	}
-	return ""
 }
 
 // Tier is the position in the engine's platform vector of the first
