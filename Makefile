@@ -4,7 +4,7 @@ GO       ?= go
 BIN      := bin
 PKGS     := ./...
 
-.PHONY: all build buildkitd registry deps test lint fmt-check vet fmt bench demo demo-lifecycle clean actionlint release release-dry-run
+.PHONY: all build buildkitd registry cosign buildx-cli deps test lint fmt-check vet fmt bench demo demo-lifecycle clean actionlint release release-dry-run
 
 all: build
 
@@ -24,6 +24,21 @@ registry: $(BIN)/registry
 $(BIN)/registry: $(DIST_MOD)/go.mod $(DIST_MOD)/go.sum $(DIST_MOD)/registry/main.go
 	$(GO) -C $(DIST_MOD) build -o $(CURDIR)/$(BIN)/registry ./registry
 
+# The cosign CLIs the tests verify imgctl's signatures with (internal/signtest),
+# v2 and v3 from the versions pinned by their own tools module.
+COSIGN_MOD := internal/tools/cosign
+COSIGN_LDFLAGS = -X sigs.k8s.io/release-utils/version.gitVersion=$$(sed -n 's,^\tgithub.com/sigstore/cosign/$(1) ,,p' $(COSIGN_MOD)/go.mod)
+cosign: $(BIN)/cosign-v2 $(BIN)/cosign-v3
+$(BIN)/cosign-%: $(COSIGN_MOD)/go.mod $(COSIGN_MOD)/go.sum
+	$(GO) -C $(COSIGN_MOD) build -ldflags "$(call COSIGN_LDFLAGS,$*)" -o $(CURDIR)/$(BIN)/cosign-$* github.com/sigstore/cosign/$*/cmd/cosign
+
+# The buildx CLI the tests run `buildx create` and `buildx use` with
+# (internal/buildtest.BuildxCLI), from its own tools module.
+BUILDX_MOD := internal/tools/buildx
+buildx-cli: $(BIN)/buildx
+$(BIN)/buildx: $(BUILDX_MOD)/go.mod $(BUILDX_MOD)/go.sum
+	$(GO) -C $(BUILDX_MOD) build -o $(CURDIR)/$(BIN)/buildx github.com/docker/buildx/cmd/buildx
+
 # System packages the BuildKit tests need: runc for the OCI worker and a
 # static busybox for the synthesised golang build image.
 deps:
@@ -35,7 +50,7 @@ deps:
 # flags (CGO_ENABLED=0, -trimpath) those compiles are the ones `make release`
 # and the dry run need for linux/amd64, so they are done once.
 VET := CGO_ENABLED=0 $(GO) vet -trimpath
-test: deps buildkitd registry
+test: deps buildkitd registry cosign buildx-cli
 	$(VET) $(PKGS)
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 	$(GO) vet -tags nokubernetes ./build/buildx/ && $(GO) test -race -count=1 -tags nokubernetes ./build/buildx/

@@ -129,6 +129,7 @@ type Plan struct {
 	findings    [][]lint.Finding        // Preflight's, per variant
 	lintOpts    []lint.Options          // Preflight's, per variant
 	native      []bool                  // per variant: solved on a native Windows node (applyWaivers)
+	alsoTags    int                     // len(Options.AlsoTags): several tags are published by imgctl (tagsDirectly)
 }
 
 // Prepare reads the Dockerfile, plans the variants, assigns them to
@@ -153,7 +154,7 @@ func Prepare(o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Variants: vs, Assignments: as, File: file, Dockerfile: dt, contextDir: o.ContextDir, syntaxImage: o.SyntaxImage}
+	p := &Plan{Variants: vs, Assignments: as, File: file, Dockerfile: dt, contextDir: o.ContextDir, syntaxImage: o.SyntaxImage, alsoTags: len(o.AlsoTags)}
 	releases := 0
 	for _, v := range vs {
 		if v.Release.Build != 0 {
@@ -183,17 +184,23 @@ func Prepare(o Options) (*Plan, error) {
 	return p, nil
 }
 
-// checkTag refuses an existing tag unless Force, before anything is solved.
-// The digest to publish is not known yet, so any existing tag is refused:
-// a build never makes the same index twice (its provenance and timestamps
-// differ).
+// checkTag refuses an existing tag (Tag or any of AlsoTags) unless Force,
+// before anything is solved. The digest to publish is not known yet, so
+// any existing tag is refused: a build never makes the same index twice
+// (its provenance and timestamps differ).
 func checkTag(ctx context.Context, o *Options, rc *registry.Client) error {
-	if o.Force {
-		return nil
-	}
-	h, err := rc.Head(ctx, o.Tag)
-	if err != nil || h == nil {
+	tags := append([]name.Tag{o.Tag}, o.AlsoTags...)
+	if err := registry.SameRepository(tags); err != nil || o.Force {
 		return err
 	}
-	return registry.TagExistsError(o.Tag, *h, "--force")
+	for _, t := range tags {
+		h, err := rc.Head(ctx, t)
+		if err != nil {
+			return err
+		}
+		if h != nil {
+			return registry.TagExistsError(t, *h, "--force")
+		}
+	}
+	return nil
 }

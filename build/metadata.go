@@ -18,8 +18,10 @@ type Metadata struct {
 
 // MetadataIndex names the pushed index.
 type MetadataIndex struct {
-	// Ref is the tag.
+	// Ref is the (first) tag.
 	Ref string `json:"ref"`
+	// Tags are every tag pushed, Ref first.
+	Tags []string `json:"tags"`
 	// Digest is the index digest.
 	Digest string `json:"digest"`
 }
@@ -49,6 +51,12 @@ type MetadataBase struct {
 // Metadata returns the result in the --metadata-file form.
 func (r *Result) Metadata() Metadata {
 	m := Metadata{Index: MetadataIndex{Ref: r.Index.Tag.String(), Digest: r.Index.Digest.String()}, Platforms: []MetadataPlatform{}}
+	for _, t := range r.Index.Tags {
+		m.Index.Tags = append(m.Index.Tags, t.String())
+	}
+	if len(m.Index.Tags) == 0 {
+		m.Index.Tags = []string{m.Index.Ref}
+	}
 	for _, p := range r.Platforms {
 		plat := p.Platform
 		plat.OSVersion = ""

@@ -17,9 +17,13 @@ func TestMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sha, err := name.NewTag("reg.example.com/hello:sha-abc123")
+	if err != nil {
+		t.Fatal(err)
+	}
 	h := func(s string) v1.Hash { return v1.Hash{Algorithm: "sha256", Hex: s} }
 	res := &Result{
-		Index: &index.Result{Plan: &index.Plan{Digest: h("aa")}, Tag: tag},
+		Index: &index.Result{Plan: &index.Plan{Digest: h("aa")}, Tag: tag, Tags: []name.Tag{tag, sha}},
 		Platforms: []PlatformResult{
 			{Platform: v1.Platform{OS: "linux", Architecture: "arm64", Variant: "v8"}, Digest: h("01"), Base: &ResolvedBase{Name: "reg/d:1", Digest: h("b1")}},
 			{Platform: v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.26100.1"}, Digest: h("02"), Base: &ResolvedBase{Name: "reg/n:2025", Digest: h("b2")}},
@@ -38,7 +42,7 @@ func TestMetadata(t *testing.T) {
 	if err := json.Unmarshal(dt, &got); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"index":{"digest":"sha256:aa","ref":"reg.example.com/hello:1"},"platforms":[` +
+	want := `{"index":{"digest":"sha256:aa","ref":"reg.example.com/hello:1","tags":["reg.example.com/hello:1","reg.example.com/hello:sha-abc123"]},"platforms":[` +
 		`{"base":{"digest":"sha256:b1","name":"reg/d:1"},"digest":"sha256:01","platform":"linux/arm64/v8"},` +
 		`{"base":{"digest":"sha256:b2","name":"reg/n:2025"},"digest":"sha256:02","os.version":"10.0.26100.1","platform":"windows/amd64"},` +
 		`{"digest":"sha256:03","platform":"linux/amd64"}]}`

@@ -38,6 +38,9 @@ type Options struct {
 	// Tag is where the merged index is pushed; each solve pushes by digest
 	// into Tag's repository.
 	Tag name.Tag
+	// AlsoTags are more tags in Tag's repository for the same index
+	// (repeatable -t); see index.Options.AlsoTags.
+	AlsoTags []name.Tag
 	// Force allows overwriting an existing tag.
 	Force bool
 	// Registry holds the registry settings for the tag check, the merge

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/index"
@@ -16,9 +17,11 @@ import (
 // whose result is already the index to publish (several platforms, none
 // Windows, so no descriptor needs an os.version that BuildKit does not
 // write). Merging would only re-PUT the same children under a new index;
-// every other build is merged by index.PublishPrepared.
+// every other build is merged by index.PublishPrepared, and so is a build
+// with several tags, which then get the tag rule and the per-tag report of
+// registry.PublishTags rather than BuildKit's push.
 func (p *Plan) tagsDirectly() bool {
-	if len(p.Variants) != 1 || len(p.Variants[0].Platforms) < 2 {
+	if len(p.Variants) != 1 || len(p.Variants[0].Platforms) < 2 || p.alsoTags > 0 {
 		return false
 	}
 	for _, pl := range p.Variants[0].Platforms {
@@ -47,7 +50,7 @@ func (p *Plan) publish(ctx context.Context, o *Options, rc *registry.Client, exp
 		for j, d := range im.Manifests {
 			plan.Entries = append(plan.Entries, &index.Entry{Descriptor: d, Source: repo.Digest(d.Digest.String()), From: from, Child: j})
 		}
-		return &index.Result{Plan: plan, Tag: o.Tag, Ref: from, Pushed: true, Present: len(im.Manifests)}, nil
+		return &index.Result{Plan: plan, Tag: o.Tag, Tags: []name.Tag{o.Tag}, Ref: from, Pushed: true, Present: len(im.Manifests)}, nil
 	}
 	var children []index.Prepared
 	for _, ex := range exps {
@@ -64,7 +67,7 @@ func (p *Plan) publish(ctx context.Context, o *Options, rc *registry.Client, exp
 		}
 	}
 	return index.PublishPrepared(ctx, o.Tag, children, o.Annotations, index.Options{
-		Registry: rc, Logger: o.logger(), Force: o.Force, ForceFlag: "--force", TagChecked: true,
+		Registry: rc, Logger: o.logger(), Force: o.Force, ForceFlag: "--force", TagChecked: true, AlsoTags: o.AlsoTags,
 	})
 }
 

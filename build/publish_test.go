@@ -24,19 +24,21 @@ func TestTagsDirectly(t *testing.T) {
 	w := v1.Platform{OS: "windows", Architecture: "amd64"}
 	for _, c := range []struct {
 		variants [][]v1.Platform
+		alsoTags int
 		want     bool
 	}{
-		{[][]v1.Platform{{la, lb}}, true},
-		{[][]v1.Platform{{la}}, false},
-		{[][]v1.Platform{{la, w}}, false},
-		{[][]v1.Platform{{la, lb}, {w}}, false},
+		{[][]v1.Platform{{la, lb}}, 1, false},
+		{[][]v1.Platform{{la, lb}}, 0, true},
+		{[][]v1.Platform{{la}}, 0, false},
+		{[][]v1.Platform{{la, w}}, 0, false},
+		{[][]v1.Platform{{la, lb}, {w}}, 0, false},
 	} {
-		p := &Plan{}
+		p := &Plan{alsoTags: c.alsoTags}
 		for _, ps := range c.variants {
 			p.Variants = append(p.Variants, Variant{Platforms: ps})
 		}
 		if got := p.tagsDirectly(); got != c.want {
-			t.Errorf("%v: %t, want %t", c.variants, got, c.want)
+			t.Errorf("%v, %d more tags: %t, want %t", c.variants, c.alsoTags, got, c.want)
 		}
 	}
 }

@@ -21,7 +21,7 @@ func Create(ctx context.Context, target name.Tag, sources []name.Reference, o Op
 		return nil, ErrNoSources
 	}
 	s := newSession(o, target.Context(), sources)
-	existing, err := s.rc.Head(ctx, target)
+	existing, err := s.readTags(ctx, target)
 	if err != nil {
 		return nil, err
 	}

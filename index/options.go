@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
 	"github.com/imgctl/imgctl/registry"
 )
 
@@ -49,6 +51,11 @@ type Options struct {
 	NoAttestations bool
 	// Prefer resolves duplicate platforms.
 	Prefer Prefer
+	// AlsoTags are more tags for the same index (imgctl's repeatable -t),
+	// in the target's repository. Every tag is read and checked under the
+	// tag rule before anything is written; see registry.PublishTags for
+	// what a refusal at a later tag leaves.
+	AlsoTags []name.Tag
 	// Force allows overwriting an existing tag.
 	Force bool
 	// ForceFlag names the calling verb's flag that sets Force ("--force"),

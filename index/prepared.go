@@ -72,25 +72,30 @@ func PublishPrepared(ctx context.Context, target name.Tag, children []Prepared, 
 		entries[i] = &Entry{Descriptor: cloneDescriptor(c.Descriptor), Source: target.Context().Digest(d.String()), From: c.From, SourceIndex: i}
 	}
 	s := newSession(o, target.Context(), srcs)
-	var existing *v1.Hash
+	var existing []*v1.Hash
 	if !o.TagChecked {
 		var err error
-		if existing, err = s.rc.Head(ctx, target); err != nil {
+		if existing, err = s.readTags(ctx, target); err != nil {
 			return nil, err
 		}
+	} else if err := registry.SameRepository(s.tags(target)); err != nil {
+		return nil, err
 	}
 	plan, err := s.merge(entries, annotations)
 	if err != nil {
 		return nil, err
 	}
-	st := registry.TagState{Existing: existing, Want: plan.Digest}
+	todo, err := s.check(target, plan, existing)
+	if err != nil {
+		return nil, err
+	}
 	var copied int
-	if !o.DryRun && !st.Same() && (!st.Overwrites() || o.Force) {
+	if !o.DryRun && len(todo) > 0 {
 		if copied, err = s.uploadPrepared(ctx, target.Context(), plan.Entries, byDigest); err != nil {
 			return nil, err
 		}
 	}
-	res, err := s.finish(ctx, target, plan, existing)
+	res, err := s.write(ctx, target, todo, plan)
 	if err != nil {
 		return nil, err
 	}

@@ -12,11 +12,11 @@ import (
 )
 
 // publish makes every child present in the target repository, then PUTs
-// the index (registry.Publish): nothing is tagged unless every child is
+// the index at each tag (registry.PublishTags): nothing is tagged unless every child is
 // present.
-func (s *session) publish(ctx context.Context, target name.Tag, plan *Plan, res *Result) error {
+func (s *session) publish(ctx context.Context, tags []name.Tag, plan *Plan, res *Result) error {
 	var copied, present atomic.Int64
-	err := s.rc.Publish(ctx, target, registry.RawManifest{Raw: plan.Raw, Type: plan.Manifest.MediaType}, func(ctx context.Context, cp *registry.Copier) error {
+	err := s.rc.PublishTags(ctx, tags, registry.RawManifest{Raw: plan.Raw, Type: plan.Manifest.MediaType}, func(ctx context.Context, cp *registry.Copier) error {
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(s.o.jobs())
 		for _, e := range plan.Entries {
@@ -36,7 +36,7 @@ func (s *session) publish(ctx context.Context, target name.Tag, plan *Plan, res 
 		return err
 	}
 	res.Copied, res.Present = int(copied.Load()), int(present.Load())
-	s.log.Debug("pushed index", "ref", target.String(), "digest", plan.Digest.String(),
+	s.log.Debug("pushed index", "tags", len(tags), "digest", plan.Digest.String(),
 		"copied", res.Copied, "present", res.Present)
 	return nil
 }

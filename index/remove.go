@@ -22,7 +22,7 @@ func Remove(ctx context.Context, target name.Tag, src name.Reference, drop []pla
 		return nil, fmt.Errorf("%w: no platform to remove", ErrNoMatch)
 	}
 	s := newSession(o, target.Context(), []name.Reference{src})
-	existing, err := s.rc.Head(ctx, target)
+	existing, err := s.readTags(ctx, target)
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,9 @@ type Result struct {
 	*Plan
 	// Tag is the target tag and Ref the pushed index by digest.
 	Tag name.Tag
-	Ref name.Digest
+	// Tags are Tag and Options.AlsoTags: each points at Ref after a push.
+	Tags []name.Tag
+	Ref  name.Digest
 	// Pushed is false for a dry run and when the tag already pointed at
 	// this index.
 	Pushed bool
@@ -71,27 +73,74 @@ type Result struct {
 	Copied, Present int
 }
 
-// finish applies the tag rule to the tag as read before the merge, then
-// publishes unless this is a dry run.
-func (s *session) finish(ctx context.Context, target name.Tag, plan *Plan, existing *v1.Hash) (*Result, error) {
-	res := &Result{Plan: plan, Tag: target, Ref: target.Context().Digest(plan.Digest.String())}
-	st := registry.TagState{Existing: existing, Want: plan.Digest}
-	switch {
-	case st.Same():
-		s.note("%s already points at %s: nothing to push", target, plan.Digest)
-		plan.Notes = append(plan.Notes, s.takeNotes()...)
-		return res, nil
-	case st.Overwrites():
-		if err := st.Rule(target, s.o.Force, s.o.ForceFlag); err != nil {
+// tags returns the target and Options.AlsoTags.
+func (s *session) tags(target name.Tag) []name.Tag {
+	return append([]name.Tag{target}, s.o.AlsoTags...)
+}
+
+// readTags reads what every tag holds (one HEAD each), in the order of
+// tags, after checking that they share one repository.
+func (s *session) readTags(ctx context.Context, target name.Tag) ([]*v1.Hash, error) {
+	tags := s.tags(target)
+	if err := registry.SameRepository(tags); err != nil {
+		return nil, err
+	}
+	existing := make([]*v1.Hash, len(tags))
+	for i, t := range tags {
+		h, err := s.rc.Head(ctx, t)
+		if err != nil {
 			return nil, err
 		}
-		s.note("overwriting %s (was %s)", target, existing)
+		existing[i] = h
 	}
+	return existing, nil
+}
+
+// check applies the tag rule to every tag as read before the merge
+// (existing, nil for a tag not read), before anything is written, and
+// returns the tags that need a write: not those that already point at
+// the plan's index.
+func (s *session) check(target name.Tag, plan *Plan, existing []*v1.Hash) ([]name.Tag, error) {
+	var todo []name.Tag
+	for i, t := range s.tags(target) {
+		var h *v1.Hash
+		if i < len(existing) {
+			h = existing[i]
+		}
+		st := registry.TagState{Existing: h, Want: plan.Digest}
+		switch {
+		case st.Same():
+			s.note("%s already points at %s: nothing to push", t, plan.Digest)
+			continue
+		case st.Overwrites():
+			if err := st.Rule(t, s.o.Force, s.o.ForceFlag); err != nil {
+				return nil, err
+			}
+			s.note("overwriting %s (was %s)", t, h)
+		}
+		todo = append(todo, t)
+	}
+	return todo, nil
+}
+
+// finish applies the tag rule to the tags as read before the merge, then
+// publishes unless this is a dry run.
+func (s *session) finish(ctx context.Context, target name.Tag, plan *Plan, existing []*v1.Hash) (*Result, error) {
+	todo, err := s.check(target, plan, existing)
+	if err != nil {
+		return nil, err
+	}
+	return s.write(ctx, target, todo, plan)
+}
+
+// write publishes plan at the tags check left (none: nothing to push).
+func (s *session) write(ctx context.Context, target name.Tag, todo []name.Tag, plan *Plan) (*Result, error) {
+	res := &Result{Plan: plan, Tag: target, Tags: s.tags(target), Ref: target.Context().Digest(plan.Digest.String())}
 	plan.Notes = append(plan.Notes, s.takeNotes()...)
-	if s.o.DryRun {
+	if len(todo) == 0 || s.o.DryRun {
 		return res, nil
 	}
-	if err := s.publish(ctx, target, plan, res); err != nil {
+	if err := s.publish(ctx, todo, plan, res); err != nil {
 		return nil, err
 	}
 	res.Pushed = true

@@ -20,6 +20,9 @@ type Gate struct {
 	Verify verify.Options
 	Bases  Bases
 	Keys   []sign.Key
+	// Signed is the signing scope of the keys (sign.ScopeReference by
+	// default); the flag's and the policy's are or-ed.
+	Signed sign.Scope
 	// SupplyChain are the policy's per-platform requirements.
 	SupplyChain []Requirement
 	Rules       Rules
@@ -39,9 +42,9 @@ type Gate struct {
 // NewGate combines a policy (nil for none) with command-line settings, as
 // the package documentation says: flags' targets and required platforms
 // are added to the policy's, its booleans are or-ed with the policy's, its
-// engines are used as given, and keyFiles are loaded and added to the
-// policy's keys.
-func NewGate(p *Policy, flags verify.Options, keyFiles []string) (*Gate, error) {
+// engines are used as given, keyFiles are loaded and added to the
+// policy's keys, and signed widens the policy's signing scope.
+func NewGate(p *Policy, flags verify.Options, keyFiles []string, signed sign.Scope) (*Gate, error) {
 	if p == nil {
 		p = &Policy{}
 	}
@@ -64,6 +67,11 @@ func NewGate(p *Policy, flags verify.Options, keyFiles []string) (*Gate, error) 
 	}
 	g.Verify.HostProcess = flags.HostProcess || p.HostProcess
 	g.Verify.RunAsNonRoot = flags.RunAsNonRoot || p.RunAsNonRoot
+	scope, err := sign.ParseScope(p.Signed)
+	if err != nil {
+		return nil, fmt.Errorf("%w: signed: %w", ErrInvalidPolicy, err)
+	}
+	g.Signed = scope.Or(signed)
 	for _, path := range append(p.KeyPaths(), keyFiles...) {
 		k, err := sign.LoadPublicKeyFile(path)
 		if err != nil {
@@ -132,6 +140,12 @@ func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *s
 	if err != nil {
 		return nil, err
 	}
+	if len(g.Keys) > 0 || slices.ContainsFunc(g.SupplyChain, func(r Requirement) bool { return len(r.Keys) > 0 }) {
+		rep.Signatures = &verify.SignatureCheck{Scope: string(g.Signed.Or(sign.ScopeReference))}
+		for _, sub := range sign.SubjectsIn(s, g.Signed) {
+			rep.Signatures.Digests = append(rep.Signatures.Digests, sub.Digest.String())
+		}
+	}
 	rep.Findings = append(rep.Findings, fs...)
 	if g.Layers {
 		l, err := g.readLayers(ctx, repo, s)
@@ -145,11 +159,11 @@ func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *s
 }
 
 // chain checks what the gate requires of s's supply chain in repo: the
-// signatures of the manifest and its children by the gate's keys (read by
-// digest), then the per-platform requirements of SupplyChain. Promote runs
-// it again at the destination.
+// signatures by the gate's keys (read by digest) of the manifest, and
+// with ScopeAll of its children, then the per-platform requirements of
+// SupplyChain. Promote runs it again at the destination.
 func (g *Gate) chain(ctx context.Context, repo name.Repository, s *snapshot.Snapshot) ([]verify.Finding, error) {
-	fs, err := sign.Verify(ctx, repo, sign.Subjects(s), g.Keys, sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency})
+	fs, err := sign.Verify(ctx, repo, sign.SubjectsIn(s, g.Signed), g.Keys, sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency})
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,7 @@ func pushSigned(t *testing.T, reg *regtest.Registry, repoTag string, x any, k *t
 
 func gate(t *testing.T, p *Policy, keys ...string) *Gate {
 	t.Helper()
-	g, err := NewGate(p, verify.Options{}, keys)
+	g, err := NewGate(p, verify.Options{}, keys, sign.ScopeReference)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,8 +102,12 @@ type Policy struct {
 	// AllowedBases are the repositories images may be built on; see Bases.
 	AllowedBases []string `yaml:"allowedBases"`
 	// Keys are paths of cosign public keys; every key must verify the
-	// index and each of its children.
+	// manifest the reference names (and with Signed "all" each child).
 	Keys []string `yaml:"keys"`
+	// Signed is the signing scope of Keys and SupplyChain's keys:
+	// "reference" (the default: the digest the reference names, as cosign
+	// verify checks it) or "all" (every child too); see sign.Scope.
+	Signed string `yaml:"signed"`
 	// SupplyChain are per-platform requirements of signatures and
 	// attestations.
 	SupplyChain []SupplyChain `yaml:"supplyChain"`

@@ -114,7 +114,7 @@ func TestNewGatePrecedence(t *testing.T) {
 	flags := verify.Options{RunAsNonRoot: true}
 	flags.Targets, _ = platform.ParseTargets([]string{"ltsc2025", "20348"})
 	flags.RequirePlatforms, _ = platform.ParseList([]string{"linux/arm64"})
-	g, err := NewGate(p, flags, []string{filepath.Join(dir, "b.pub")})
+	g, err := NewGate(p, flags, []string{filepath.Join(dir, "b.pub")}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,10 +125,10 @@ func TestNewGatePrecedence(t *testing.T) {
 	if len(v.RequirePlatforms) != 2 || !v.HostProcess || !v.RunAsNonRoot || len(g.Keys) != 2 {
 		t.Errorf("gate %+v, %d keys", v, len(g.Keys))
 	}
-	if _, err := NewGate(&Policy{Rules: Rules{Ignore: []string{sign.RuleUnsigned}}}, verify.Options{}, []string{filepath.Join(dir, "a.pub")}); !errors.Is(err, ErrInvalidPolicy) {
+	if _, err := NewGate(&Policy{Rules: Rules{Ignore: []string{sign.RuleUnsigned}}}, verify.Options{}, []string{filepath.Join(dir, "a.pub")}, ""); !errors.Is(err, ErrInvalidPolicy) {
 		t.Errorf("--key with a policy ignoring unsigned: %v, want ErrInvalidPolicy", err)
 	}
-	if _, err := NewGate(nil, verify.Options{}, []string{filepath.Join(dir, "missing.pub")}); err == nil {
+	if _, err := NewGate(nil, verify.Options{}, []string{filepath.Join(dir, "missing.pub")}, ""); err == nil {
 		t.Error("a missing key file was accepted")
 	}
 }
@@ -141,7 +141,7 @@ func TestGateEngines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewGate(p, verify.Options{}, nil)
+	g, err := NewGate(p, verify.Options{}, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,14 +157,14 @@ func TestGateEngines(t *testing.T) {
 		t.Errorf("simulated %v: want every release line and the named containerd store", sim)
 	}
 	given, _, _ := platform.ParseEngine("containerd@1.7.30")
-	g, err = NewGate(p, verify.Options{Engines: []platform.Engine{given}}, nil)
+	g, err = NewGate(p, verify.Options{Engines: []platform.Engine{given}}, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(g.Verify.Engines) != 4 || g.Verify.Engines[0].Name() != platform.ContainerdLegacy {
 		t.Errorf("--engine then the policy's: %v", g.Verify.Engines)
 	}
-	if g, err := NewGate(&Policy{}, verify.Options{}, nil); err != nil || g.Verify.Deciding != nil || g.Verify.Engines != nil {
+	if g, err := NewGate(&Policy{}, verify.Options{}, nil, ""); err != nil || g.Verify.Deciding != nil || g.Verify.Engines != nil {
 		t.Errorf("no engines key: %v %+v", err, g)
 	}
 }

@@ -99,8 +99,9 @@ func (sc SupplyChain) requirement(p *Policy) (Requirement, error) {
 }
 
 // supplyChain checks the gate's per-platform requirements of s in repo:
-// the signatures of the selected images by each entry's keys (a key the
-// gate already requires of every manifest is not checked twice), then
+// the signatures by each entry's keys of the selected images with
+// ScopeAll, else of the reference's digest when the entry selects any
+// image (a key the gate already requires is not checked twice), then
 // their attestations, read only when an entry requires them of an image
 // of s.
 func (g *Gate) supplyChain(ctx context.Context, repo name.Repository, s *snapshot.Snapshot) ([]verify.Finding, error) {
@@ -109,7 +110,13 @@ func (g *Gate) supplyChain(ctx context.Context, repo name.Repository, s *snapsho
 		keys := slices.DeleteFunc(slices.Clone(r.Keys), func(k sign.Key) bool {
 			return slices.ContainsFunc(g.Keys, func(gk sign.Key) bool { return gk.Name == k.Name })
 		})
-		fs, err := sign.Verify(ctx, repo, coveredSubjects(s, r), keys, sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency})
+		subjects := coveredSubjects(s, r)
+		if g.Signed != sign.ScopeAll && len(subjects) > 0 {
+			// The signature on the reference's digest covers the
+			// images it names by digest.
+			subjects = sign.SubjectsIn(s, sign.ScopeReference)
+		}
+		fs, err := sign.Verify(ctx, repo, subjects, keys, sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency})
 		if err != nil {
 			return nil, err
 		}

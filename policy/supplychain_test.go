@@ -163,8 +163,9 @@ func TestGateSupplyChain(t *testing.T) {
 	})
 }
 
-// TestGatePlatformKeys: a supply-chain entry's keys are required of the
-// images of its platforms only, through sign.Verify.
+// TestGatePlatformKeys: with signed: all, a supply-chain entry's keys are
+// required of the images of its platforms only, through sign.Verify; by
+// default (signed: reference) of the index, whose signature covers them.
 func TestGatePlatformKeys(t *testing.T) {
 	t.Parallel()
 	reg := regtest.New(t)
@@ -180,8 +181,16 @@ func TestGatePlatformKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	doc := "keys: [ci.pub]\nsupplyChain:\n  - {platforms: [linux/*], keys: [ci.pub]}\n  - {platforms: [windows/*], keys: [windows.pub]}\n"
-	rep, _ := check(t, chainGate(t, doc, dir), src)
+	byRef := "keys: [ci.pub]\nsupplyChain:\n  - {platforms: [linux/*], keys: [ci.pub]}\n  - {platforms: [windows/*], keys: [windows.pub]}\n"
+	doc := "signed: all\n" + byRef
+	rep, _ := check(t, chainGate(t, byRef, dir), src)
+	if got := rulesOf(rep); !slices.Equal(got, []string{sign.RuleBadSignature + " "}) {
+		t.Fatalf("signed: reference: errors %v, want the index not signed by windows.pub, and only it", got)
+	}
+	if rep.Signatures == nil || rep.Signatures.Scope != "reference" || !slices.Equal(rep.Signatures.Digests, []string{src.DigestStr()}) {
+		t.Fatalf("signed: reference: checked %+v, want the index's digest alone", rep.Signatures)
+	}
+	rep, _ = check(t, chainGate(t, doc, dir), src)
 	if got := rulesOf(rep); !slices.Equal(got, []string{sign.RuleBadSignature + " windows/amd64:10.0.26100.6584"}) {
 		t.Fatalf("errors %v, want the Windows image not signed by windows.pub, and only it", got)
 	}
@@ -193,8 +202,17 @@ func TestGatePlatformKeys(t *testing.T) {
 			}
 		}
 	}
-	if rep, _ := check(t, chainGate(t, doc, dir), src); !rep.Passed {
-		t.Fatalf("signed by both keys: %v", rulesOf(rep))
+	if rep, _ := check(t, chainGate(t, doc, dir), src); !rep.Passed || len(rep.Signatures.Digests) != len(sign.Subjects(s)) {
+		t.Fatalf("signed by both keys: %v, checked %+v", rulesOf(rep), rep.Signatures)
+	}
+	if rep, _ := check(t, chainGate(t, byRef, dir), src); rep.Passed {
+		t.Fatal("signed: reference passed with the index unsigned by windows.pub")
+	}
+	if _, err := sign.Sign(context.Background(), src, win.sv, sign.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, _ := check(t, chainGate(t, byRef, dir), src); !rep.Passed {
+		t.Fatalf("signed: reference, the index signed by both keys: %v", rulesOf(rep))
 	}
 }
 

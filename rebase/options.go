@@ -28,6 +28,9 @@ type Options struct {
 	AllowBuildChange bool
 	// DryRun plans the rebase, checks the tag and writes nothing.
 	DryRun bool
+	// AlsoTags are more tags in the target's repository for the rebased
+	// index (repeatable -t); see index.Options.AlsoTags.
+	AlsoTags []name.Tag
 	// Force allows overwriting an existing tag (the CLI never sets it).
 	Force bool
 	// Jobs bounds concurrent reads and blob transfers; 0 means DefaultJobs.

@@ -23,6 +23,8 @@ type Result struct {
 	Status
 	// Tag is the new tag.
 	Tag string `json:"tag"`
+	// Tags are every tag of the rebased index, Tag first.
+	Tags []string `json:"tags"`
 	// Index is the published (or, with DryRun, planned) index; nil when
 	// every variant was current.
 	Index *index.Result `json:"-"`
@@ -56,7 +58,10 @@ func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options)
 		return nil, err
 	}
 	r.src = in
-	res := &Result{Status: *in.status(), Tag: target.String(), Notes: []string{}, entries: map[v1.Hash]snapEntry{}}
+	res := &Result{Status: *in.status(), Tag: target.String(), Tags: []string{target.String()}, Notes: []string{}, entries: map[v1.Hash]snapEntry{}}
+	for _, t := range o.AlsoTags {
+		res.Tags = append(res.Tags, t.String())
+	}
 	if !res.Stale {
 		res.Notes = append(res.Notes, fmt.Sprintf("every variant of %s is on its base's current image: nothing to push", src))
 		return res, nil
@@ -75,7 +80,7 @@ func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options)
 				"this client, not mounted (mirror the base into %s to avoid that)", v.Platform, r, target.RegistryStr(), target.RegistryStr()))
 		}
 	}
-	io := index.Options{Registry: s.rc, Logger: o.Logger, Force: o.Force, DryRun: o.DryRun, Jobs: o.Jobs}
+	io := index.Options{Registry: s.rc, Logger: o.Logger, Force: o.Force, DryRun: o.DryRun, Jobs: o.Jobs, AlsoTags: o.AlsoTags}
 	ir, err := s.publish(ctx, r, children, atts, io)
 	if err != nil {
 		return nil, err
@@ -95,11 +100,14 @@ func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options)
 // publish publishes the children and the new attestations as one index.
 // When the tag exists, it is an earlier run of this rebase if it holds the
 // same images: its attestations are taken in place of the new ones (whose
-// times differ), so that the run is a no-op as before.
+// times differ, when that run predates SOURCE_DATE_EPOCH-fixed times), so
+// that the run is a no-op as before. A refusal at a later tag
+// (registry.TagsError) is reported as is.
 func (s *session) publish(ctx context.Context, r *run, children, atts []index.Prepared, io index.Options) (*index.Result, error) {
 	annotations := r.src.annotations()
 	ir, err := index.PublishPrepared(ctx, r.target, slices.Concat(children, atts), annotations, io)
-	if !errors.Is(err, registry.ErrTagExists) || len(atts) == 0 {
+	var partial *registry.TagsError
+	if !errors.Is(err, registry.ErrTagExists) || errors.As(err, &partial) || len(atts) == 0 {
 		return ir, err
 	}
 	rd, gerr := s.rc.Get(ctx, r.target)

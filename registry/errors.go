@@ -28,6 +28,9 @@ var (
 	// refuses to change a tag it holds immutable or locked (see
 	// ImmutableTagError).
 	ErrTagExists = errors.New("refusing to overwrite existing tag")
+	// ErrTagsRepository is returned by PublishTags for tags in more than
+	// one repository.
+	ErrTagsRepository = errors.New("every tag must be in one repository")
 	// ErrTagChanged is returned by Publish when the tag, read back right
 	// after imgctl's PUT, no longer holds imgctl's digest: another writer
 	// tagged it in between (see Publish for what this does and does not

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -90,6 +91,25 @@ func TagExistsError(tag name.Tag, have v1.Hash, hint string) error {
 // (exit 2, and a re-run finds the tag at imgctl's digest), never pass
 // wrongly.
 func (c *Client) Publish(ctx context.Context, tag name.Tag, idx Manifest, present func(context.Context, *Copier) error) error {
+	return c.PublishTags(ctx, []name.Tag{tag}, idx, present)
+}
+
+// PublishTags is Publish for several tags of one repository (imgctl's
+// repeatable -t): present runs once, then idx is PUT and read back at each
+// tag in order. All tags must be in one repository (ErrTagsRepository,
+// before any write). A registry gives no transaction over several tags,
+// so a refusal at the first tag writes nothing, and a refusal at a later
+// one stops there: the tags before it point at idx, complete, and the
+// rest are untouched. That is reported per tag by *TagsError, which wraps
+// the refusal (errors.Is ErrTagExists, ErrTagChanged, ...). Re-running
+// finishes the job: the tags already at idx are the same digest.
+func (c *Client) PublishTags(ctx context.Context, tags []name.Tag, idx Manifest, present func(context.Context, *Copier) error) error {
+	if len(tags) == 0 {
+		return fmt.Errorf("%w: no tag to publish", ErrTagsRepository)
+	}
+	if err := SameRepository(tags); err != nil {
+		return err
+	}
 	raw, err := idx.RawManifest()
 	if err != nil {
 		return err
@@ -98,12 +118,25 @@ func (c *Client) Publish(ctx context.Context, tag name.Tag, idx Manifest, presen
 	if err != nil {
 		return err
 	}
-	cp := c.Copier(tag.Context())
+	cp := c.Copier(tags[0].Context())
 	if present != nil {
 		if err := present(ctx, cp); err != nil {
 			return err
 		}
 	}
+	for i, tag := range tags {
+		if err := c.putTag(ctx, cp, tag, idx, want); err != nil {
+			if i == 0 {
+				return err
+			}
+			return &TagsError{Tagged: tags[:i], Failed: tag, Untouched: tags[i+1:], Digest: want, Err: err}
+		}
+	}
+	return nil
+}
+
+// putTag PUTs idx at tag and reads the tag back (see Publish).
+func (c *Client) putTag(ctx context.Context, cp *Copier, tag name.Tag, idx Manifest, want v1.Hash) error {
 	if err := cp.Put(ctx, tag, idx); err != nil {
 		return fmt.Errorf("tagging %s: %w", tag, err)
 	}
@@ -119,3 +152,41 @@ func (c *Client) Publish(ctx context.Context, tag name.Tag, idx Manifest, presen
 	}
 	return nil
 }
+
+// SameRepository returns ErrTagsRepository unless every tag is in the
+// first one's repository: the children of one publish are made present
+// in one repository.
+func SameRepository(tags []name.Tag) error {
+	for _, t := range tags[1:] {
+		if t.Context() != tags[0].Context() {
+			return fmt.Errorf("%w: %s and %s", ErrTagsRepository, tags[0], t)
+		}
+	}
+	return nil
+}
+
+// TagsError is PublishTags' report of a refusal after the first tag: which
+// tags point at the new digest, which one failed and why, and which were
+// not written.
+type TagsError struct {
+	Tagged    []name.Tag
+	Failed    name.Tag
+	Untouched []name.Tag
+	Digest    v1.Hash
+	Err       error
+}
+
+func (e *TagsError) Error() string {
+	var b strings.Builder
+	for _, t := range e.Tagged {
+		fmt.Fprintf(&b, "%s: tagged %s; ", t, e.Digest)
+	}
+	fmt.Fprintf(&b, "%s: %v", e.Failed, e.Err)
+	for _, t := range e.Untouched {
+		fmt.Fprintf(&b, "; %s: not written", t)
+	}
+	return b.String()
+}
+
+// Unwrap returns the failed tag's error.
+func (e *TagsError) Unwrap() error { return e.Err }

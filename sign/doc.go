@@ -33,8 +33,11 @@
 //
 // # What is checked
 //
-// Verify checks the index (or single image) and every child of an index
-// but attestation manifests, reading every store: the .sig tag with
+// Verify checks the subjects it is given: SubjectsIn lists them for a
+// Scope, the digest the reference names by default (as cosign verify,
+// policy-controller and Kyverno check it: an index's signature covers its
+// children by digest), and with ScopeAll every child of an index but
+// attestation manifests too. It reads every store: the .sig tag with
 // cosign's own reader, checked with cosign.VerifyImageSignature and the
 // simple claim verifier (the signed payload must name the exact manifest
 // digest), and the bundle referrers, checked with sigstore-go against the

@@ -25,9 +25,24 @@ const (
 	FormatBoth Format = "both"
 )
 
-// DefaultFormat is the format imgctl sign writes without --format. The
-// zero Format of Options is FormatLegacy, what Sign wrote before bundles.
-const DefaultFormat = FormatBoth
+// DefaultFormat is the format imgctl sign writes without --format:
+// legacy, the one format every cosign CLI users run verifies offline with
+// the key alone, as measured with the real CLIs
+// (TestCosignCLIsVerifyDefaultSignatures, TestCosignCLIFormatMatrix):
+//
+//	format  cosign v2.6.5  cosign v3.1.3   (verify --key K --insecure-ignore-tlog=true, offline)
+//	legacy  verifies       verifies (falls back to the .sig tag when there is no bundle)
+//	bundle  refuses        verifies
+//	both    refuses        verifies
+//
+// cosign v2.6.x takes the bundle path as soon as it finds a bundle, and
+// that path needs a trusted root, which an offline site does not have
+// ("trusted root is required when using new bundle format"). What legacy
+// gives up: verifiers that read only bundles (sigstore-go's verifier,
+// cosign v3 with --new-bundle-format and no .sig fallback) find nothing,
+// and the .sig tag must be mutable in the registry. The zero Format of
+// Options is FormatLegacy too.
+const DefaultFormat = FormatLegacy
 
 // Formats lists the formats, for flags and messages.
 var Formats = []Format{FormatLegacy, FormatBundle, FormatBoth}

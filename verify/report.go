@@ -97,6 +97,17 @@ type Report struct {
 	Targets  []TargetResult `json:"targets"`
 	// Layers is what verify --layers read (EvaluateLayers); nil without it.
 	Layers *LayerStats `json:"layers,omitempty"`
+	// Signatures says which digests the signature check read; nil when no
+	// key was given.
+	Signatures *SignatureCheck `json:"signatures,omitempty"`
+}
+
+// SignatureCheck is the scope of a signature check: "reference" (the
+// digest the reference names) or "all" (its children too), and the
+// digests checked.
+type SignatureCheck struct {
+	Scope   string   `json:"scope"`
+	Digests []string `json:"digests"`
 }
 
 // Errors returns the findings of error severity.

@@ -3,6 +3,7 @@ package buildx
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -223,5 +224,47 @@ func TestCurrent(t *testing.T) {
 	setCurrent(t, dir, "unix:///other/docker.sock", "pool", true)
 	if name, _, err := Current(); err != nil || name != "pool" {
 		t.Fatalf("docker buildx use --global pool: %q, %v", name, err)
+	}
+}
+
+// TestCurrentBuildxCLI: what the real buildx CLI's `buildx create` and
+// `buildx use` write is what Current reads: the instance `buildx use`
+// selected for the current Docker context, `buildx use --global` across
+// contexts, and nothing after `buildx use default` (the context's own
+// docker-driver builder, which imgctl cannot drive).
+func TestCurrentBuildxCLI(t *testing.T) {
+	bin, err := buildtest.BuildxCLI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const host = "unix:///run/imgctl-test/docker.sock"
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	t.Setenv("BUILDX_CONFIG", t.TempDir())
+	t.Setenv("DOCKER_HOST", host)
+	t.Setenv("DOCKER_CONTEXT", "")
+	buildx := func(args ...string) {
+		t.Helper()
+		if out, err := exec.CommandContext(t.Context(), bin, args...).CombinedOutput(); err != nil {
+			t.Fatalf("buildx %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	buildx("create", "--name", "pool", "--driver", "remote", "tcp://127.0.0.1:1234")
+	buildx("create", "--name", "other", "--driver", "remote", "tcp://127.0.0.1:1235")
+	for _, step := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"use", "pool"}, "pool"},
+		{[]string{"use", "--global", "other"}, "other"},
+		{[]string{"use", "default"}, ""},
+	} {
+		buildx(step.args...)
+		if name, ctx, err := Current(); err != nil || name != step.want || ctx != "default" {
+			t.Fatalf("after buildx %s: %q (context %q), %v; want %q", strings.Join(step.args, " "), name, ctx, err, step.want)
+		}
+	}
+	ng, err := Load(context.Background(), "pool")
+	if err != nil || len(ng.Nodes) != 1 || ng.Driver != "remote" || ng.Nodes[0].Endpoint != "tcp://127.0.0.1:1234" {
+		t.Fatalf("Load(pool) of the instance buildx create wrote: %+v, %v", ng, err)
 	}
 }

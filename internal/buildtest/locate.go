@@ -66,3 +66,25 @@ func runcPath() (string, error) {
 	}
 	return p, nil
 }
+
+// BinTool returns $env when it is set, else <module root>/bin/name: a
+// tool the tests run as users run it, built from its own tools module by
+// `make target`. A missing file is an error that names that target.
+func BinTool(name, env, target string) (string, error) {
+	p := os.Getenv(env)
+	if p == "" {
+		root, err := ModuleRoot()
+		if err != nil {
+			return "", err
+		}
+		p = filepath.Join(root, "bin", name)
+	}
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%s: %w (run `make %s` in the module root, or set %s)", name, err, target, env)
+	}
+	return filepath.Abs(p)
+}
+
+// BuildxCLI returns the real buildx CLI (bin/buildx, `make buildx-cli`,
+// or $IMGCTL_BUILDX).
+func BuildxCLI() (string, error) { return BinTool("buildx", "IMGCTL_BUILDX", "buildx-cli") }

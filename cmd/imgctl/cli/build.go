@@ -6,7 +6,6 @@ import (
 	"os"
 	"sync"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/util/progress/progressui"
 	"github.com/spf13/cobra"
@@ -21,11 +20,11 @@ import (
 type buildOptions struct {
 	variantFlags
 	nodeFlags
-	tag, builder, progress, metadataFile, syntaxImage string
-	provenance, sbom                                  string
-	tls                                               build.TLSOptions
-	secrets, ssh, cacheFrom, cacheTo, annotations     []string
-	force, noCache, noVerify, windowsPlain            bool
+	builder, progress, metadataFile, syntaxImage        string
+	provenance, sbom                                    string
+	tls                                                 build.TLSOptions
+	tags, secrets, ssh, cacheFrom, cacheTo, annotations []string
+	force, noCache, noVerify, windowsPlain              bool
 }
 
 func newBuildCmd(ro *rootOptions) *cobra.Command {
@@ -87,7 +86,7 @@ verify, 2 on usage, builder, build or registry errors.`,
 	fl := cmd.Flags()
 	o.variantFlags.add(fl)
 	o.nodeFlags.add(fl)
-	fl.StringVarP(&o.tag, "tag", "t", "", "tag to push the index to (required; never overwritten without --force)")
+	fl.StringArrayVarP(&o.tags, "tag", "t", nil, "tag to push the index to, repeatable in one repository (required; never overwritten without --force)")
 	fl.BoolVar(&o.force, "force", false, "overwrite an existing tag")
 	fl.StringVar(&o.builder, "builder", "", "BuildKit address (unix://, tcp://, docker-container://NAME: any value with ://) or a buildx builder instance name (docker buildx create; drivers remote, docker-container, kubernetes); default $BUILDKIT_HOST, else the instance $BUILDX_BUILDER, else "+build.DefaultBuilderAddress)
 	fl.StringVar(&o.tls.CACert, "tlscacert", "", "CA certificate of a tcp:// builder")
@@ -118,12 +117,11 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 		return bo, err
 	}
 	rc := ro.registry()
-	ref, err := rc.ParseReference(o.tag)
-	tag, ok := ref.(name.Tag)
-	if !ok {
-		return bo, fmt.Errorf("%w: -t/--tag %q: want a tag (%v)", ErrUsage, o.tag, err)
+	tag, also, err := parseTags(rc, o.tags)
+	if err != nil {
+		return bo, err
 	}
-	bo.Tag, bo.Force, bo.Registry, bo.NoCache, bo.SyntaxImage = tag, o.force, rc, o.noCache, o.syntaxImage
+	bo.Tag, bo.AlsoTags, bo.Force, bo.Registry, bo.NoCache, bo.SyntaxImage = tag, also, o.force, rc, o.noCache, o.syntaxImage
 	bo.WindowsPlain, bo.SkeletonCache = o.windowsPlain, build.SkeletonCacheDir()
 	if err := o.resolveBuilder(cmd.Context(), &bo, cmd.ErrOrStderr()); err != nil {
 		return bo, err

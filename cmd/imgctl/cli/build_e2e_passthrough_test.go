@@ -146,6 +146,8 @@ func (e *e2e) imageFiles(t *testing.T, tag string) map[string]string {
 
 // registryCache: --cache-to exports the build cache to a registry, and a
 // fresh daemon with --cache-from builds the same image without compiling.
+// That build has two tags (-t twice, one solve that BuildKit would
+// otherwise tag itself): both point at the one index imgctl publishes.
 func (e *e2e) registryCache(t *testing.T) {
 	cacheRef := e.reg.Host() + "/hello-cache:linux"
 	args := []string{"--progress", "rawjson", "--no-verify", "--platform", "linux/amd64,linux/arm64",
@@ -162,13 +164,21 @@ func (e *e2e) registryCache(t *testing.T) {
 	fresh := buildtest.New(t, buildtest.Options{InsecureRegistries: []string{e.reg.Host()}})
 	start := time.Now()
 	out, stderr, code = run(t, append([]string{"build", "--builder", fresh.Addr, "-t", e.reg.Host() + "/hello:cache-from",
-		"--cache-from", "type=registry,ref=" + cacheRef}, args...)...)
+		"-t", e.reg.Host() + "/hello:sha-abc123", "--cache-from", "type=registry,ref=" + cacheRef}, args...)...)
 	t.Logf("build on a fresh daemon from the registry cache took %s", time.Since(start).Round(time.Millisecond))
 	if code != 0 {
 		t.Fatalf("--cache-from: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, tail(stderr, 40))
 	}
 	if compiles, cached := compileVertices(stderr); compiles == 0 || cached != compiles {
 		t.Errorf("fresh daemon: compile vertices: %d completed, %d cached; want all from the registry cache", compiles, cached)
+	}
+	a, err := remote.Head(e.ref(t, e.reg.Host()+"/hello:cache-from"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := remote.Head(e.ref(t, e.reg.Host()+"/hello:sha-abc123"))
+	if err != nil || b.Digest != a.Digest || !strings.Contains(out, a.Digest.String()) {
+		t.Errorf("-t twice: hello:cache-from at %s, hello:sha-abc123 at %v (%v); stdout:\n%s", a.Digest, b, err, out)
 	}
 }
 

@@ -45,6 +45,10 @@ type jsonReport struct {
 		Read  int   `json:"read"`
 		Bytes int64 `json:"bytes"`
 	} `json:"layers"`
+	Signatures *struct {
+		Scope   string   `json:"scope"`
+		Digests []string `json:"digests"`
+	} `json:"signatures"`
 }
 
 func decodeReport(t *testing.T, s string) jsonReport {

@@ -16,11 +16,11 @@ import (
 
 // indexOptions are the flags of index create and index remove.
 type indexOptions struct {
-	tag, prefer                     string
-	annotations, targets, platforms []string
-	noAttestations, force, dryRun   bool
-	noVerify                        bool
-	jobs                            int
+	prefer                                string
+	tags, annotations, targets, platforms []string
+	noAttestations, force, dryRun         bool
+	noVerify                              bool
+	jobs                                  int
 }
 
 func newIndexCmd(ro *rootOptions) *cobra.Command {
@@ -66,7 +66,7 @@ at TAG, keeping os.version, annotations and attestations. Exit 1 when verify fai
 		})
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&o.tag, "tag", "t", "", "tag to push the index to (required; never overwritten without --force)")
+	fl.StringArrayVarP(&o.tags, "tag", "t", nil, "tag to push the index to, repeatable in one repository (required; never overwritten without --force)")
 	fl.StringArrayVar(&o.annotations, "annotation", nil, "index annotation key=value, repeatable (e.g. org.opencontainers.image.version=1.0)")
 	fl.BoolVar(&o.noAttestations, "no-attestations", false, "drop every attestation manifest")
 	fl.StringVar(&o.prefer, "prefer", "", "resolve duplicate platforms: newest (default: refuse them)")
@@ -111,7 +111,7 @@ func (o *indexOptions) run(cmd *cobra.Command, ro *rootOptions,
 		}
 	}
 	if ro.output == "json" {
-		err = writeJSON(w, map[string]any{"ref": res.Tag.String(), "digest": res.Digest.String(),
+		err = writeJSON(w, map[string]any{"ref": res.Tag.String(), "tags": tagStrings(res.Tags), "digest": res.Digest.String(),
 			"mediaType": res.Manifest.MediaType, "manifests": len(res.Manifest.Manifests), "pushed": res.Pushed,
 			"copied": res.Copied, "present": res.Present, "notes": append([]string{}, res.Notes...),
 			"requests": requests, "verify": rep})
@@ -129,10 +129,8 @@ func (o *indexOptions) run(cmd *cobra.Command, ro *rootOptions,
 
 func (o *indexOptions) options(rc *registry.Client) (io idx.Options, t name.Tag, vo verify.Options, err error) {
 	io = idx.Options{NoAttestations: o.noAttestations, Force: o.force, ForceFlag: "--force", DryRun: o.dryRun, Jobs: o.jobs}
-	ref, err := rc.ParseReference(o.tag)
-	t, ok := ref.(name.Tag)
-	if !ok {
-		return io, t, vo, fmt.Errorf("%w: -t/--tag %q: want a tag (%v)", ErrUsage, o.tag, err)
+	if t, io.AlsoTags, err = parseTags(rc, o.tags); err != nil {
+		return io, t, vo, err
 	}
 	if io.Prefer, err = idx.ParsePrefer(o.prefer); err != nil {
 		return io, t, vo, fmt.Errorf("%w: --prefer: %w", ErrUsage, err)

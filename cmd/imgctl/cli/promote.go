@@ -3,9 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/policy"
@@ -18,8 +16,8 @@ func newPromoteCmd(ro *rootOptions) *cobra.Command {
 		Use:   "promote SRC DST",
 		Short: "Verify an index against the policy and copy it, signatures and attestations included, to a release tag",
 		Long: `promote resolves SRC to a digest once and verifies that digest: verify's
-rules, the policy (--policy), and the cosign signatures of the index and its
-children when the policy or --key names keys. When it passes, promote copies
+rules, the policy (--policy), and the cosign signatures of that digest (with
+--signed all, of every child too) when the policy or --key names keys. When it passes, promote copies
 exactly that digest to the tag DST, in the same or another registry: every
 child by its exact bytes (blobs mounted within a registry), attestation
 manifests included, the cosign .sig, .att and .sbom tags and the OCI
@@ -47,7 +45,7 @@ error, also while reading signatures, exits 2.`,
 			if err != nil {
 				return fmt.Errorf("%w: %w", ErrUsage, err)
 			}
-			dst, err := parseTag(rc.ParseReference, args[1])
+			dst, err := parseTag(rc.ParseReference, "DST", args[1], true)
 			if err != nil {
 				return err
 			}
@@ -72,20 +70,6 @@ error, also while reading signatures, exits 2.`,
 	}
 	o.add(cmd.Flags())
 	return cmd
-}
-
-// parseTag parses DST, which must name a tag explicitly.
-func parseTag(parse func(string) (name.Reference, error), s string) (name.Tag, error) {
-	ref, err := parse(s)
-	if err != nil {
-		return name.Tag{}, fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	t, ok := ref.(name.Tag)
-	last := s[strings.LastIndex(s, "/")+1:]
-	if !ok || !strings.Contains(last, ":") {
-		return name.Tag{}, fmt.Errorf("%w: DST %q: want an explicit tag, e.g. %s:1.0", ErrUsage, s, ref.Context())
-	}
-	return t, nil
 }
 
 // printPromotion prints the report and, unless promoting failed with err,

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/platform"
@@ -18,8 +17,7 @@ import (
 
 // rebaseOptions are the flags of rebase.
 type rebaseOptions struct {
-	tag                      string
-	bases, targets           []string
+	tags, bases, targets     []string
 	dryRun, allowBuildChange bool
 	noVerify                 bool
 	jobs                     int
@@ -62,7 +60,7 @@ errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args[0]) },
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&o.tag, "tag", "t", "", "tag to push the rebased index to (required; never an existing tag)")
+	fl.StringArrayVarP(&o.tags, "tag", "t", nil, "tag to push the rebased index to, repeatable in one repository (required; never an existing tag)")
 	fl.StringSliceVar(&o.bases, "base", nil, "base per OS for variants without base annotations: windows=REF,linux=REF")
 	fl.BoolVar(&o.dryRun, "dry-run", false, "print the plan (old and new base digests and os.versions) and push nothing")
 	fl.BoolVar(&o.allowBuildChange, "allow-build-change", false, "let a Windows variant move to a base of another build")
@@ -88,11 +86,11 @@ func (o *rebaseOptions) run(cmd *cobra.Command, ro *rootOptions, ref string) err
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	t, err := rc.ParseReference(o.tag)
-	target, ok := t.(name.Tag)
-	if !ok {
-		return fmt.Errorf("%w: -t/--tag %q: want a tag (%v)", ErrUsage, o.tag, err)
+	target, also, err := parseTags(rc, o.tags)
+	if err != nil {
+		return err
 	}
+	lo.AlsoTags = also
 	targets, err := platform.ParseTargets(splitList(o.targets))
 	if err != nil {
 		return fmt.Errorf("%w: --target: %w", ErrUsage, err)

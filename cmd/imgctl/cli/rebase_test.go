@@ -71,6 +71,7 @@ type rebaseJSONOut struct {
 	Stale     bool             `json:"stale"`
 	Variants  []rebase.Variant `json:"variants"`
 	Tag       string           `json:"tag"`
+	Tags      []string         `json:"tags"`
 	Pushed    bool             `json:"pushed"`
 	Notes     []string         `json:"notes"`
 	NewDigest string           `json:"new_digest"`
@@ -179,7 +180,7 @@ func TestRebaseCommand(t *testing.T) {
 	}{
 		{"result is current", []string{"rebase", to("2"), "-t", to("3")}, 0, "nothing to push"},
 		{"existing tag", []string{"rebase", app, "-t", to("1")}, 2, "refusing to overwrite"},
-		{"no tag", []string{"rebase", app}, 2, "want a tag"},
+		{"no tag", []string{"rebase", app}, 2, "-t/--tag is required"},
 		{"bad base flag", []string{"rebase", app, "-t", to("4"), "--base", "windows"}, 2, "want os=REF"},
 		{"bad builder id", []string{"rebase", app, "-t", to("4"), "--builder-id", "ci.example.com"}, 2, "builder id must be an absolute URI"},
 	} {

@@ -23,12 +23,15 @@ func newSignCmd(ro *rootOptions) *cobra.Command {
 		Short: "Sign an index (and with --recursive its images) with a cosign key, offline",
 		Long: `sign resolves REF to its digest and writes a cosign signature of that digest.
 --format says where:
-  legacy  cosign v2's: appended to the sha256-<digest>.sig tag of the repository
+  legacy  cosign v2's (the default): appended to the sha256-<digest>.sig tag of
+          the repository; cosign v2 and v3 both verify it offline with the key
+          (cosign v3 reads the .sig tag when there is no bundle)
   bundle  cosign v3's: a Sigstore bundle (DSSE, in-toto statement with predicate
           https://sigstore.dev/cosign/sign/v1) stored as an OCI 1.1 referrer, or
-          under the sha256-<digest> referrers tag on a registry without the API
-  both    both of them (the default): cosign v2 and the verifiers built on it
-          read only .sig tags, cosign v3 and sigstore-go read bundles
+          under the sha256-<digest> referrers tag on a registry without the API;
+          cosign v2.6 refuses to verify it offline ("trusted root is required")
+  both    both of them: for verifiers that read only bundles; cosign v2.6 then
+          refuses offline too, as it takes the bundle path once it finds one
 With --recursive it signs every image of the index too (not its attestation
 manifests); --attestations signs the attestation manifests as well (and
 implies --recursive: together they sign what cosign sign --recursive does).

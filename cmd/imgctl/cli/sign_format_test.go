@@ -62,7 +62,7 @@ func TestSignFormat(t *testing.T) {
 				}
 				want := f
 				if f == "" {
-					want = "both"
+					want = "legacy"
 				}
 				if res.Format != want || len(res.Signed) != 5 {
 					t.Fatalf("signed %d manifests as %q, want 5 (the index and its images) as %q", len(res.Signed), res.Format, want)

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -33,13 +31,7 @@ func TestTagRefusalsNameExistingFlags(t *testing.T) {
 	if _, errOut, code := run(t, append([]string{"index", "create", "--no-verify", "-t", taken}, srcs[1])...); code != 0 {
 		t.Fatalf("taking the tag: exit %d %s", code, errOut)
 	}
-	ctxDir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte("FROM scratch\nCOPY hello /hello\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ctxDir, "hello"), []byte("hi\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	ctxDir := scratchContext(t)
 	immutable := regtest.NewFaults(regtest.Fault{Kind: regtest.FaultAnswer, Route: regtest.RouteManifestByTag, Method: http.MethodPut,
 		Repo: "harbor/app", Status: http.StatusPreconditionFailed,
 		Body: `{"errors":[{"code":"PRECONDITION","message":"Failed to process request due to 'app:1' configured as immutable."}]}`})

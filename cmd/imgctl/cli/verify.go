@@ -32,9 +32,12 @@ func newVerifyCmd(ro *rootOptions) *cobra.Command {
 		Long: `verify reads an index, its child manifests and their configs (no layer unless --layers)
 and simulates how containerd 2.x, containerd 1.7 and Docker pick a variant on
 each target Windows build. With --key it checks the cosign signatures of the
-index and of every child but attestations, offline: the legacy .sig tags and
-the Sigstore bundles (cosign v3) stored as referrers or under the referrers
-tag fallback; any signature that verifies with the key counts. --policy adds
+digest REF names, as cosign verify, policy-controller and Kyverno do (an
+index's signature covers its children by digest); --signed all also requires
+one on every child but attestations. It reads them offline: the legacy .sig
+tags and the Sigstore bundles (cosign v3) stored as referrers or under the
+referrers tag fallback; any signature that verifies with the key counts, and
+the report names the digests checked. --policy adds
 a policy file. It
 exits 0 when the index passes, 1 when it has error findings, and 2 on usage,
 network or registry errors.
@@ -164,6 +167,9 @@ func printReport(w io.Writer, format string, rep *verify.Report) error {
 			where = " " + where
 		}
 		fmt.Fprintf(w, "%-7s %s%s: %s\n", f.Severity, f.Rule, where, f.Message)
+	}
+	if sc := rep.Signatures; sc != nil {
+		fmt.Fprintf(w, "signatures: scope %s, checked %s\n", sc.Scope, strings.Join(sc.Digests, ", "))
 	}
 	if l := rep.Layers; l != nil {
 		fmt.Fprintf(w, "layers: read %d layer(s), %d bytes\n", l.Read, l.Bytes)

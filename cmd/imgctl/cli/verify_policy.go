@@ -6,18 +6,20 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/imgctl/imgctl/policy"
+	"github.com/imgctl/imgctl/sign"
 	"github.com/imgctl/imgctl/verify"
 )
 
 // gateFlags are the --policy and --key flags verify and promote share.
 type gateFlags struct {
-	policy string
-	keys   []string
+	policy, signed string
+	keys           []string
 }
 
 func (g *gateFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&g.policy, "policy", "", "policy file (YAML, see examples/policy.yaml); the flags add to it")
-	fl.StringSliceVar(&g.keys, "key", nil, "cosign public key the index and each child must be signed with (repeatable; added to the policy's keys)")
+	fl.StringSliceVar(&g.keys, "key", nil, "cosign public key the reference's digest must be signed with (repeatable; added to the policy's keys)")
+	fl.StringVar(&g.signed, "signed", "reference", "what --key checks: reference (the digest REF names, as cosign verify; an index's signature covers its children) or all (every child too)")
 }
 
 // gate loads the policy and the keys and combines them with the verify
@@ -30,7 +32,11 @@ func (g *gateFlags) gate(vo verify.Options) (*policy.Gate, error) {
 			return nil, fmt.Errorf("%w: --policy: %w", ErrUsage, err)
 		}
 	}
-	gt, err := policy.NewGate(p, vo, splitList(g.keys))
+	scope, err := sign.ParseScope(g.signed)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --signed: %w", ErrUsage, err)
+	}
+	gt, err := policy.NewGate(p, vo, splitList(g.keys), scope)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}

@@ -356,7 +356,7 @@ func relSigCounts(t *testing.T, reg *regtest.Registry, repo name.Repository, dig
 
 // TestFaultsSignHalfway: sign --attestations whose signature writes start
 // failing after the first one exits 2; the one .sig tag it left holds one
-// whole signature that verifies (verify --key finds the rest unsigned and
+// whole signature that verifies (verify --key --signed all finds the rest unsigned and
 // exits 1), and the re-run after
 // the fault signs every digest once more without duplicating a signature,
 // after which verify --key passes.
@@ -387,7 +387,7 @@ func TestFaultsSignHalfway(t *testing.T) {
 			}
 			// The signatures that were written verify: verify --key finds
 			// only unsigned manifests, never a bad signature.
-			vout, _, vcode := run(t, "verify", ref, "--key", pub, "-o", "json")
+			vout, _, vcode := run(t, "verify", ref, "--key", pub, "--signed", "all", "-o", "json")
 			r := decodeReport(t, vout)
 			// The fault lets exactly one manifest PUT through: one .sig tag.
 			partialOK := vcode == 1 && r.severity(sign.RuleBadSignature) == "" && r.severity(sign.RuleUnsigned) == "error" &&
@@ -400,7 +400,7 @@ func TestFaultsSignHalfway(t *testing.T) {
 			out2, errOut2, code2 := run(t, "sign", ref, "--key", key, "--attestations")
 			after := relSigCounts(t, reg, repo, digests)
 			once := !slices.ContainsFunc(after, func(c int) bool { return c != 1 })
-			vout2, _, vcode2 := run(t, "verify", ref, "--key", pub)
+			vout2, _, vcode2 := run(t, "verify", ref, "--key", pub, "--signed", "all")
 			survived := code == ExitError && strings.HasPrefix(errOut, "imgctl: ") && partialOK &&
 				code2 == 0 && relDigests(out2) == all && once && vcode2 == 0 && !t.Failed()
 			regtest.LogFault(t, string(k)+"-halfway", "sign", f.Injected(), survived)

@@ -121,7 +121,7 @@ func mark(ok bool) string {
 
 func (r *report) faultTable(b *strings.Builder) {
 	n, s, inj := r.counts("fault", "survived", "injected")
-	fmt.Fprintf(b, "## Registry faults\n\n%d faults injected across %d fault × command cases; %d cases survived. A transient fault (`500`, `reset`...: the first requests of each kind fail) survives when the command completes with the same result; `-persistent` when the command exits 2 with a message naming the failure and prints no result; `-halfway` when nothing is tagged and a re-run after the fault publishes the same digest. Cells: result (faults injected).\n\n", inj, n, s)
+	fmt.Fprintf(b, "## Registry faults\n\n%d faults injected across %d fault × command cases; %d cases survived. A transient fault (`500`, `reset`...: the first requests of each kind fail) survives when the command completes with the same result; `-persistent` when the command exits 2 with a message naming the failure and prints no result; `-halfway` when nothing is tagged and a re-run after the fault publishes the same digest; `tags-refused-later-*` (a refusal at the second of three `-t` tags) when the first tag points at the complete index, the others are untouched, each is reported, and a re-run tags all three with the same digest. Cells: result (faults injected).\n\n", inj, n, s)
 	grid(b, r.of("fault"), "fault", func(rec record) string { return mark(rec["survived"] == "true") + " (" + rec["injected"] + ")" })
 	if u := r.uncovered("fault"); len(u) > 0 {
 		fmt.Fprintf(b, "Commands of `imgctl --help` not covered by fault tests: %s.\n\n", strings.Join(u, ", "))
