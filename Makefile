@@ -74,7 +74,7 @@ fmt:
 	gofmt -w .
 
 bench: buildkitd registry
-	$(GO) run ./bench
+	$(GO) run ./internal/bench
 
 demo: deps buildkitd build
 	$(GO) run ./internal/demo
@@ -88,7 +88,7 @@ clean:
 	rm -rf $(BIN) dist
 
 # Releases are made by imgctl itself (internal/release, run by
-# internal/tools/release): imgctl cross-compiled for linux/amd64,
+# internal/tools/release; the dry run by internal/tools/releasedryrun): imgctl cross-compiled for linux/amd64,
 # linux/arm64, windows/amd64 and darwin/arm64 with VERSION stamped in,
 # dist/imgctl_<version>_<os>_<arch>.tar.gz (.zip for Windows),
 # dist/checksums.txt, imgctl's own image (release/Dockerfile) built with
@@ -108,7 +108,7 @@ release:
 # out darwin/arm64, which the image does not need); empty means all.
 RELEASE_TARGETS ?=
 release-dry-run: deps buildkitd
-	$(RELEASE_RUN) -dry-run -version $(VERSION) $(if $(RELEASE_TARGETS),-targets $(RELEASE_TARGETS))
+	CGO_ENABLED=0 $(GO) run -trimpath ./internal/tools/releasedryrun -version $(VERSION) $(if $(RELEASE_TARGETS),-targets $(RELEASE_TARGETS))
 
 # Fuzz every target for FUZZTIME each, on one worker (the seed corpora under
 # testdata/fuzz run with every `go test`).

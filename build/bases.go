@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/imgctl/imgctl/platform"
-	"github.com/imgctl/imgctl/snapshot"
 )
 
 // ErrBaseNotFound is returned (wrapped) when a base image has no manifest
@@ -39,10 +38,9 @@ type ResolvedBase struct {
 	plat v1.Platform // the platform the Dockerfile frontend resolves the base for
 }
 
-// childOfBuild finds, in a base's raw manifest, the index child of want's
-// platform and, for Windows with an os.version, of its build (revision
-// ignored, attestations skipped), the first one in index order. ok is false
-// when raw is an image, not an index, or when the index has no such child.
+// childOfBuild finds, in a base's raw manifest, the index child
+// platform.BaseChild takes for want, of want's build. ok is false when raw
+// is an image, not an index, or when the index has no such child.
 func childOfBuild(raw []byte, want v1.Platform) (child v1.Descriptor, ok bool, err error) {
 	if idx, err := isIndex(raw); err != nil || !idx {
 		return v1.Descriptor{}, false, err
@@ -51,12 +49,8 @@ func childOfBuild(raw []byte, want v1.Platform) (child v1.Descriptor, ok bool, e
 	if err != nil {
 		return v1.Descriptor{}, false, fmt.Errorf("reading base index: %w", err)
 	}
-	for _, d := range im.Manifests {
-		if d.Platform != nil && d.MediaType.IsImage() && !snapshot.IsAttestation(d) && platform.SameBuild(want, *d.Platform) {
-			return d, true, nil
-		}
-	}
-	return v1.Descriptor{}, false, nil
+	d, same, ok := platform.BaseChild(im.Manifests, want)
+	return d, ok && same, nil
 }
 
 // isIndex reports whether raw, a base's manifest, is an index: by its

@@ -94,7 +94,7 @@ func (p *Plan) plainReason(i int, o *Options) string {
 	case o.NeedsBaseFiles():
 		return "--sbom scans the base's files"
 	case p.syntaxImage != "" || v.BuildArgs["BUILDKIT_SYNTAX"] != "":
-		return "a frontend image (--syntax, BUILDKIT_SYNTAX) may not build FROM the pinned base"
+		return "a frontend image (--syntax-image, BUILDKIT_SYNTAX) may not build FROM the pinned base"
 	case o.Provenance != nil && o.Provenance.Mode == ProvenanceMax:
 		return "provenance mode=max records the build definition, which would name the placeholder base"
 	case len(v.Platforms) != 1:
@@ -208,7 +208,7 @@ func (p *Plan) readGraftBase(ctx context.Context, i int, c *client.Client, o *Op
 	if idx, err := isIndex(raw); err != nil {
 		return nil, err
 	} else if idx {
-		if child, err = matchChild(ctx, raw, rb.plat); err != nil {
+		if child, err = matchChild(raw, rb.plat); err != nil {
 			return nil, err
 		}
 		if raw, err = readBaseManifest(ctx, c, rc, g.baseRepo, child); err != nil {
@@ -371,27 +371,23 @@ func (g *graft) apply(ctx context.Context, src blobSource, ex *exported, repo na
 	if err != nil {
 		return nil, err
 	}
-	config, err := rawmanifest.WithDiffIDs(craw, append(append([]v1.Hash(nil), g.diffIDs...), img.Config.RootFS.DiffIDs[n:]...))
-	if err != nil {
-		return nil, err
-	}
-	ch, _, err := v1.SHA256(bytes.NewReader(config))
-	if err != nil {
-		return nil, err
-	}
-	var layers []v1.Descriptor
+	// The placeholder's layers give way to the base's, their media types
+	// in the family of the manifest BuildKit wrote, as its exporter
+	// converts base layers (oci-mediatypes).
+	base := rawmanifest.Base{DiffIDs: g.diffIDs}
 	for _, l := range g.layers {
-		// The family of the manifest BuildKit wrote, as its exporter
-		// converts base layers (oci-mediatypes).
-		if mt, ok := rawmanifest.LayerMediaType(l.MediaType, img.Descriptor.MediaType); ok {
-			l.MediaType = mt
+		raw, err := rawmanifest.Encode(l)
+		if err != nil {
+			return nil, err
 		}
-		layers = append(layers, l)
+		base.Layers = append(base.Layers, raw)
 	}
-	newM, err := rawmanifest.Set(mraw, map[string]any{
-		"config": v1.Descriptor{MediaType: m.Config.MediaType, Digest: ch, Size: int64(len(config))},
-		"layers": append(layers, img.Layers[n:]...),
-	})
+	ed, err := rawmanifest.ReplaceBase(mraw, craw, img.Descriptor.MediaType, rawmanifest.Replaced{Layers: n}, base, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrGraft, err)
+	}
+	config, newM := ed.Config, ed.Manifest
+	ch, _, err := v1.SHA256(bytes.NewReader(config))
 	if err != nil {
 		return nil, err
 	}
@@ -426,7 +422,11 @@ func (g *graft) apply(ctx context.Context, src blobSource, ex *exported, repo na
 	if err != nil {
 		return nil, err
 	}
-	ex.Images[0] = exportedImage{Descriptor: desc, Config: cf, Layers: append(layers, img.Layers[n:]...)}
+	nm, err := v1.ParseManifest(bytes.NewReader(newM))
+	if err != nil {
+		return nil, err
+	}
+	ex.Images[0] = exportedImage{Descriptor: desc, Config: cf, Layers: nm.Layers}
 	ex.Top, ex.Raw = desc, newM
 	return out, nil
 }
@@ -443,60 +443,34 @@ func (g *graft) attestation(ctx context.Context, src blobSource, a v1.Descriptor
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return index.Prepared{}, err
 	}
-	var blobs []index.Blob
-	layers := make([]v1.Descriptor, len(m.Layers))
+	statements := make([][]byte, len(m.Layers))
 	for j, l := range m.Layers {
 		st, err := src.read(ctx, l, false)
 		if err != nil {
 			return index.Prepared{}, err
 		}
-		st, err = g.rewriteStatement(st, old, img)
-		if err != nil {
+		if statements[j], err = g.rewriteStatement(st, old, img); err != nil {
 			return index.Prepared{}, err
 		}
-		h, _, err := v1.SHA256(bytes.NewReader(st))
-		if err != nil {
-			return index.Prepared{}, err
-		}
-		l.Digest, l.Size, l.Data = h, int64(len(st)), nil
-		if _, ok := l.Annotations[uncompressedAnnotation]; ok {
-			l.Annotations = maps.Clone(l.Annotations)
-			l.Annotations[uncompressedAnnotation] = h.String()
-		}
-		layers[j] = l
-		blobs = append(blobs, index.Blob{Descriptor: l, Data: st})
 	}
-	// BuildKit's attestation config lists the statements' digests as its
-	// diff_ids (exporter/containerimage/writer.go, attestationsConfig); an
-	// OCI artifact's is the empty JSON, which stays.
-	config := m.Config
-	if config.MediaType != types.MediaType(ocispecs.MediaTypeEmptyJSON) {
-		craw, err := src.read(ctx, m.Config, false)
-		if err != nil {
+	var craw []byte
+	if m.Config.MediaType != types.MediaType(ocispecs.MediaTypeEmptyJSON) {
+		if craw, err = src.read(ctx, m.Config, false); err != nil {
 			return index.Prepared{}, err
 		}
-		var ids []v1.Hash
-		for _, l := range layers {
-			ids = append(ids, l.Digest)
-		}
-		if craw, err = rawmanifest.WithDiffIDs(craw, ids); err != nil {
-			return index.Prepared{}, err
-		}
-		ch, _, err := v1.SHA256(bytes.NewReader(craw))
-		if err != nil {
-			return index.Prepared{}, err
-		}
-		config.Digest, config.Size, config.Data = ch, int64(len(craw)), nil
-		blobs = append(blobs, index.Blob{Descriptor: config, Data: craw})
 	}
-	edits := map[string]any{"config": config, "layers": layers}
-	if m.Subject != nil { // an OCI artifact names its image as its subject
-		edits["subject"] = v1.Descriptor{MediaType: m.Subject.MediaType, Digest: img, Size: imgSize}
-	}
-	newRaw, err := rawmanifest.Set(raw, edits)
+	at, err := rawmanifest.RewriteAttestation(raw, craw, statements, v1.Descriptor{Digest: img, Size: imgSize})
 	if err != nil {
-		return index.Prepared{}, err
+		return index.Prepared{}, fmt.Errorf("%w: %w", ErrGraft, err)
 	}
+	var blobs []index.Blob
+	for j, l := range at.Layers {
+		blobs = append(blobs, index.Blob{Descriptor: l, Data: statements[j]})
+	}
+	if at.Config != nil {
+		blobs = append(blobs, index.Blob{Descriptor: at.ConfigDescriptor, Data: at.Config})
+	}
+	newRaw := at.Manifest
 	h, _, err := v1.SHA256(bytes.NewReader(newRaw))
 	if err != nil {
 		return index.Prepared{}, err
@@ -548,10 +522,6 @@ func (g *graft) rewriteStatement(st []byte, old, img v1.Hash) ([]byte, error) {
 	}
 	return []byte(out), nil
 }
-
-// uncompressedAnnotation is containerd's record of a blob's uncompressed
-// digest, which BuildKit puts on each statement of an attestation.
-const uncompressedAnnotation = "containerd.io/uncompressed"
 
 // jsonString is s as encoding/json writes it inside a JSON string.
 func jsonString(s string) string {

@@ -1,18 +1,16 @@
 package build
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
 
-	"github.com/containerd/containerd/v2/core/images"
-	"github.com/containerd/platforms"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/moby/buildkit/client"
-	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/imgctl/imgctl/platform"
@@ -148,7 +146,7 @@ func readBaseLayers(ctx context.Context, c *client.Client, rc *registry.Client, 
 		return nil, err
 	}
 	if idx {
-		child, err := matchChild(ctx, raw, rb.plat)
+		child, err := matchChild(raw, rb.plat)
 		if err != nil {
 			return nil, err
 		}
@@ -176,31 +174,19 @@ func readBaseManifest(ctx context.Context, c *client.Client, rc *registry.Client
 	return desc.Manifest, nil
 }
 
-// matchChild picks, in a base index, the child BuildKit takes for plat:
-// the children without a platform or matching platforms.Only, first in
-// containerd's order (images.LimitManifests, as BuildKit's
-// imageutil.Config and puller call it).
-func matchChild(ctx context.Context, raw []byte, plat v1.Platform) (v1.Hash, error) {
-	var idx ocispecs.Index
-	if err := json.Unmarshal(raw, &idx); err != nil {
+// matchChild picks, in a base index, the child the solve takes for plat:
+// platform.BaseChild, which takes BuildKit's choice wherever the index has
+// an image of plat's architecture (TestBaseChildIsBuildKitsLinuxChild).
+func matchChild(raw []byte, plat v1.Platform) (v1.Hash, error) {
+	im, err := v1.ParseIndexManifest(bytes.NewReader(raw))
+	if err != nil {
 		return v1.Hash{}, fmt.Errorf("reading base index: %w", err)
 	}
-	m := platforms.Only(platforms.Normalize(platform.ToSpec(plat)))
-	var matching []ocispecs.Descriptor
-	for _, d := range idx.Manifests {
-		if d.Platform == nil || m.Match(*d.Platform) {
-			matching = append(matching, d)
-		}
-	}
-	list := images.HandlerFunc(func(context.Context, ocispecs.Descriptor) ([]ocispecs.Descriptor, error) { return matching, nil })
-	picked, err := images.LimitManifests(list, m, 1)(ctx, ocispecs.Descriptor{MediaType: ocispecs.MediaTypeImageIndex})
-	if err != nil {
-		return v1.Hash{}, fmt.Errorf("base index for %s: %w", platform.Format(plat), err)
-	}
-	if len(picked) == 0 {
+	d, same, ok := platform.BaseChild(im.Manifests, plat)
+	if !ok || !same {
 		return v1.Hash{}, fmt.Errorf("base index has no image for %s", platform.Format(plat))
 	}
-	return v1.NewHash(picked[0].Digest.String())
+	return d.Digest, nil
 }
 
 // checkBaseLayers says, in a note, when an image of ex does not list the

@@ -107,11 +107,11 @@ func baseManifest(ctx context.Context, rc *registry.Client, ref name.Digest, wan
 		if err != nil {
 			return nil, "", fmt.Errorf("reading base %s: %w", ref, err)
 		}
-		child, ok := baseChild(im.Manifests, *want)
-		if !ok {
+		child, same, ok := platform.BaseChild(im.Manifests, *want)
+		if !ok || !same {
 			return nil, fmt.Sprintf("its base index %s has no %s image", ref, platform.Format(*want)), nil
 		}
-		if desc, err = rc.Get(ctx, ref.Context().Digest(child.String())); err != nil {
+		if desc, err = rc.Get(ctx, ref.Context().Digest(child.Digest.String())); err != nil {
 			return nil, "", err
 		}
 	}
@@ -124,25 +124,6 @@ func baseManifest(ctx context.Context, rc *registry.Client, ref name.Digest, wan
 		return nil, "", fmt.Errorf("reading base %s: %w", ref, err)
 	}
 	return m, "", nil
-}
-
-// baseChild picks the image of an index for want: the same platform with
-// the same os.version first, else the first of the same build.
-func baseChild(cands []v1.Descriptor, want platform.Platform) (v1.Hash, bool) {
-	var build []v1.Hash
-	for _, d := range cands {
-		if !d.MediaType.IsImage() || d.Platform == nil || !platform.SameBuild(want, *d.Platform) {
-			continue
-		}
-		if d.Platform.OSVersion == want.OSVersion {
-			return d.Digest, true
-		}
-		build = append(build, d.Digest)
-	}
-	if len(build) == 0 {
-		return v1.Hash{}, false
-	}
-	return build[0], true
 }
 
 // readEntries reads the layer at ref to its end, gzip, zstd or plain tar

@@ -8,7 +8,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/platform"
-	"github.com/imgctl/imgctl/snapshot"
 )
 
 // resolved is a base reference resolved for one platform.
@@ -61,48 +60,13 @@ func (s *session) resolve(ctx context.Context, ref name.Reference, want platform
 		d.Platform = cfg.file.Platform()
 		cands = []v1.Descriptor{d}
 	}
-	d, change, ok := pick(cands, want)
+	d, same, ok := platform.BaseChild(cands, want)
+	change := !same
 	if !ok {
 		return nil, fmt.Errorf("%s: %w %s", ref, ErrNoPlatformMatch, platform.Format(want))
 	}
 	r.desc, r.buildChange = d, change
 	return r, nil
-}
-
-// pick chooses among descriptors the image for want; see resolve.
-func pick(cands []v1.Descriptor, want platform.Platform) (v1.Descriptor, bool, bool) {
-	// A Windows want without os.version (HostProcess) takes a child without
-	// one first: for SameBuild it names no build and accepts any.
-	buildless := want.OSVersion == "" && platform.Normalize(want).OS == "windows"
-	var same []v1.Descriptor
-	for _, d := range cands {
-		p := d.Platform
-		if !d.MediaType.IsImage() || p == nil || snapshot.IsAttestationPlatform(p) || !platform.SameOSArch(want, *p) {
-			continue
-		}
-		if platform.SameBuild(want, *p) && (!buildless || p.OSVersion == "") {
-			return d, false, true
-		}
-		same = append(same, d)
-	}
-	if len(same) == 0 {
-		return v1.Descriptor{}, false, false
-	}
-	best := same[0]
-	for _, d := range same[1:] {
-		if newer(d.Platform.OSVersion, best.Platform.OSVersion) {
-			best = d
-		}
-	}
-	// A Windows variant without os.version (HostProcess) has no build to
-	// keep; anything else that is not SameBuild differs in build.
-	return best, want.OS == "windows" && want.OSVersion != "", true
-}
-
-// newer reports whether os.version a comes before b newest first; a child
-// without os.version or with an unreadable one is never newer.
-func newer(a, b string) bool {
-	return a != "" && platform.CompareNewestFirst(a, b) < 0
 }
 
 // oldChild resolves a recorded base.digest to the image for want: the digest
@@ -124,8 +88,8 @@ func (s *session) oldChild(ctx context.Context, repo name.Repository, d v1.Hash,
 	if err != nil {
 		return v1.Hash{}, err
 	}
-	c, change, ok := pick(im.Manifests, want)
-	if !ok || change {
+	c, same, ok := platform.BaseChild(im.Manifests, want)
+	if !ok || !same {
 		return v1.Hash{}, fmt.Errorf("old base %s@%s: %w %s", repo, d, ErrNoPlatformMatch, platform.Format(want))
 	}
 	return c.Digest, nil

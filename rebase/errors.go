@@ -2,6 +2,8 @@ package rebase
 
 import (
 	"errors"
+
+	"github.com/imgctl/imgctl/internal/rawmanifest"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -26,5 +28,5 @@ var (
 	ErrBuilderID = errors.New("builder id must be an absolute URI")
 	// ErrMediaType is returned for a base layer media type that has no
 	// equivalent in the image's media type family, or an unknown one.
-	ErrMediaType = errors.New("layer media type cannot be converted")
+	ErrMediaType = rawmanifest.ErrMediaType
 )

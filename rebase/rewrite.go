@@ -28,35 +28,46 @@ type rebased struct {
 	cfg      *v1.ConfigFile
 }
 
-// rewrite builds the rebased manifest and config by hand rather than with
-// mutate.Rebase, which starts from empty.Image (a Docker manifest without
-// annotations, so an OCI image would change family and lose them), drops
-// os.features, re-serialises the config through v1.ConfigFile (losing
-// fields it does not know) and rebuilds every layer descriptor. Here the
-// app layers keep their exact descriptors, every blob keeps its digest, and
-// diff_ids come from the configs: no layer is ever read.
+// rewrite builds the rebased manifest and config with
+// rawmanifest.ReplaceBase rather than mutate.Rebase, which starts from
+// empty.Image (a Docker manifest without annotations, so an OCI image
+// would change family and lose them), drops os.features, re-serialises the
+// config through v1.ConfigFile (losing fields it does not know) and
+// rebuilds every layer descriptor. Here the app layers keep their exact
+// descriptors, every blob keeps its digest, and diff_ids come from the
+// configs: no layer is ever read. rewrite checks that the image starts
+// with its old base (layers, diff_ids, history), then orchestrates.
 func rewrite(v *variant, p parts) (*rebased, error) {
 	n := len(p.old.manifest.Layers)
 	if !layersStartWith(p.app.manifest.Layers, p.old.manifest.Layers) {
 		return nil, fmt.Errorf("variant %s: %w: its layers do not start with the %d layer(s) of %s@%s",
 			v.Platform, ErrBaseMismatch, n, p.old.repo, p.old.desc.Digest)
 	}
-	cfgRaw, err := rewriteConfig(p, n)
+	b, err := newBase(p, n)
 	if err != nil {
 		return nil, fmt.Errorf("variant %s: %w", v.Platform, err)
 	}
-	man, err := rewriteManifest(v, p, n, cfgRaw)
+	ann := maps.Clone(p.app.manifest.Annotations)
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	if ann[snapshot.AnnotationBaseName] == "" {
+		ann[snapshot.AnnotationBaseName] = v.BaseName
+	}
+	ann[snapshot.AnnotationBaseDigest] = p.new.desc.Digest.String()
+	ed, err := rawmanifest.ReplaceBase(p.app.raw, p.appCfg.raw, p.app.desc.MediaType,
+		rawmanifest.Replaced{Layers: n, History: len(p.oldCfg.file.History)}, *b, ann)
 	if err != nil {
 		return nil, fmt.Errorf("variant %s: %w", v.Platform, err)
 	}
-	r := &rebased{manifest: man, config: cfgRaw}
-	if r.parsed, err = v1.ParseManifest(bytes.NewReader(man)); err != nil {
+	r := &rebased{manifest: ed.Manifest, config: ed.Config}
+	if r.parsed, err = v1.ParseManifest(bytes.NewReader(ed.Manifest)); err != nil {
 		return nil, err
 	}
-	if r.cfg, err = v1.ParseConfigFile(bytes.NewReader(cfgRaw)); err != nil {
+	if r.cfg, err = v1.ParseConfigFile(bytes.NewReader(ed.Config)); err != nil {
 		return nil, err
 	}
-	d, size, err := v1.SHA256(bytes.NewReader(man))
+	d, size, err := v1.SHA256(bytes.NewReader(ed.Manifest))
 	if err != nil {
 		return nil, err
 	}
@@ -75,9 +86,11 @@ func rewrite(v *variant, p parts) (*rebased, error) {
 	return r, nil
 }
 
-// rewriteConfig replaces the old base's diff_ids and history entries with
-// the new base's and takes os.version and os.features from the new base.
-func rewriteConfig(p parts, n int) ([]byte, error) {
+// newBase checks that the image's diff_ids and history start with the old
+// base's and returns the new base as rawmanifest.ReplaceBase takes it: its
+// layer descriptors as its manifest holds them, its diff_ids, its history
+// (when the image has one) and its os.version and os.features.
+func newBase(p parts, n int) (*rawmanifest.Base, error) {
 	app, old, nb := p.appCfg.file, p.oldCfg.file, p.newCfg.file
 	if len(old.RootFS.DiffIDs) != n || len(app.RootFS.DiffIDs) < n || !slices.Equal(app.RootFS.DiffIDs[:n], old.RootFS.DiffIDs) {
 		return nil, fmt.Errorf("%w: the diff_ids do not start with the old base's", ErrBaseMismatch)
@@ -85,49 +98,34 @@ func rewriteConfig(p parts, n int) ([]byte, error) {
 	if len(nb.RootFS.DiffIDs) != len(p.new.manifest.Layers) {
 		return nil, fmt.Errorf("%w: the new base has %d layers and %d diff_ids", ErrBaseMismatch, len(p.new.manifest.Layers), len(nb.RootFS.DiffIDs))
 	}
-	cfg, err := rawmanifest.WithDiffIDs(p.appCfg.raw, slices.Concat(nb.RootFS.DiffIDs, app.RootFS.DiffIDs[n:]))
+	b := &rawmanifest.Base{DiffIDs: nb.RootFS.DiffIDs, OS: &rawmanifest.OSFields{Version: nb.OSVersion, Features: nb.OSFeatures}}
+	l, err := rawmanifest.Field(p.new.raw, "layers")
+	if err == nil {
+		err = json.Unmarshal(l, &b.Layers)
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading the new base's layers: %w", err)
 	}
-	repl := map[string]json.RawMessage{"os.version": nil, "os.features": nil}
-	if len(app.History) > 0 {
-		if repl["history"], err = rewriteHistory(p); err != nil {
-			return nil, err
-		}
+	if len(app.History) == 0 {
+		return b, nil
 	}
-	if nb.OSVersion != "" {
-		repl["os.version"], _ = rawmanifest.Encode(nb.OSVersion)
+	if len(app.History) < len(old.History) {
+		return nil, fmt.Errorf("%w: %d history entries, the old base has %d", ErrBaseMismatch, len(app.History), len(old.History))
 	}
-	if len(nb.OSFeatures) > 0 {
-		repl["os.features"], _ = rawmanifest.Encode(nb.OSFeatures)
-	}
-	return rawmanifest.ReplaceKeys(cfg, repl, "os.version", "os.features")
-}
-
-// rewriteHistory replaces the image's first len(old history) entries, which
-// must be the old base's, with the new base's entries, keeping raw bytes.
-func rewriteHistory(p parts) (json.RawMessage, error) {
-	app, old := p.appCfg.file.History, p.oldCfg.file.History
-	if len(app) < len(old) {
-		return nil, fmt.Errorf("%w: %d history entries, the old base has %d", ErrBaseMismatch, len(app), len(old))
-	}
-	for i, h := range old {
-		if a := app[i]; a.CreatedBy != h.CreatedBy || a.EmptyLayer != h.EmptyLayer || a.Comment != h.Comment {
+	for i, h := range old.History {
+		if a := app.History[i]; a.CreatedBy != h.CreatedBy || a.EmptyLayer != h.EmptyLayer || a.Comment != h.Comment {
 			return nil, fmt.Errorf("%w: history entry %d is %q, the old base's is %q", ErrBaseMismatch, i, a.CreatedBy, h.CreatedBy)
 		}
 	}
-	var appRaw, newRaw []json.RawMessage
-	for _, x := range []struct {
-		cfg []byte
-		dst *[]json.RawMessage
-	}{{p.appCfg.raw, &appRaw}, {p.newCfg.raw, &newRaw}} {
-		h, err := rawmanifest.Field(x.cfg, "history")
-		if err == nil && h != nil {
-			err = json.Unmarshal(h, x.dst)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading history: %w", err)
-		}
+	h, err := rawmanifest.Field(p.newCfg.raw, "history")
+	if err == nil && h != nil {
+		err = json.Unmarshal(h, &b.History)
 	}
-	return rawmanifest.Encode(slices.Concat(newRaw, appRaw[len(old):]))
+	if err != nil {
+		return nil, fmt.Errorf("reading history: %w", err)
+	}
+	if b.History == nil {
+		b.History = []json.RawMessage{}
+	}
+	return b, nil
 }

@@ -1,7 +1,6 @@
 package rebase
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -64,16 +63,5 @@ func TestDockerBaseIntoOCIImage(t *testing.T) {
 	if m.MediaType != types.OCIManifestSchema1 || m.Layers[0].MediaType != types.OCILayer || m.Layers[0].Digest != dl.Digest ||
 		m.Config.MediaType != types.OCIConfigJSON {
 		t.Errorf("manifest %s, base layer %s %s (docker layer %s)", m.MediaType, m.Layers[0].MediaType, m.Layers[0].Digest, dl.Digest)
-	}
-}
-
-// TestLayerMediaType: rawmanifest's conversion (its table is there), and
-// ErrMediaType for a type the manifest's family cannot hold.
-func TestLayerMediaType(t *testing.T) {
-	if got, err := layerMediaType(types.DockerForeignLayer, types.OCIManifestSchema1); got != types.OCIRestrictedLayer || err != nil {
-		t.Errorf("foreign Docker layer in an OCI manifest: %q, %v", got, err)
-	}
-	if got, err := layerMediaType(types.OCILayerZStd, types.DockerManifestSchema2); got != "" || !errors.Is(err, ErrMediaType) {
-		t.Errorf("zstd layer in a Docker manifest: %q, %v; want ErrMediaType", got, err)
 	}
 }

@@ -72,7 +72,7 @@ func run(ctx context.Context) error {
 			"--build-arg", "GOLANG_IMAGE=" + bases.Golang, "--build-arg", "LINUX_BASE=" + bases.Distroless,
 			"--build-arg", "VERSION=1.0",
 			"-t", tag, "--metadata-file", meta, filepath.Join(root, "examples", "hello")},
-		{"verify", tag, "--target", "ltsc2022,ltsc2025", "--require-platform", "linux/amd64,linux/arm64", "--run-as-non-root"},
+		{"verify", tag, "--windows", "ltsc2022,ltsc2025", "--require-platform", "linux/amd64,linux/arm64", "--run-as-non-root"},
 		{"resolve", tag, "--platform", "windows/amd64:10.0.20348"},
 		{"resolve", tag, "--platform", "windows/amd64:10.0.26100"},
 		{"inspect", tag},

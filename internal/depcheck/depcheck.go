@@ -1,7 +1,9 @@
 // Package depcheck tests imgctl's architecture: which packages may import
-// which, and which may talk HTTP or build go-containerregistry remote
-// options, as go-containerregistry's own depcheck test pins its layers.
-// It reads the source with go/parser; it runs nothing.
+// which, directly or through others, and which may talk HTTP or build
+// go-containerregistry remote options, as go-containerregistry's own
+// depcheck test pins its layers. What may import what comes from the
+// tables of docs/architecture.md (ParseArchitecture). It reads the source
+// with go/parser; it runs nothing.
 package depcheck
 
 import (
@@ -10,6 +12,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -118,24 +121,77 @@ type Rule struct {
 	Check func(pkgs map[string]*Package) []string
 }
 
-// ImportsOnly is a rule that the packages matched by who import, of the
-// module's own packages, only those in allowed.
-func ImportsOnly(module string, who func(string) bool, allowed ...string) func(map[string]*Package) []string {
+// Own returns the module's packages that p imports directly, as paths
+// relative to the module, sorted.
+func (p *Package) Own(module string) []string {
+	var out []string
+	for _, ip := range p.Imports {
+		if rel, ok := strings.CutPrefix(ip, module+"/"); ok {
+			out = append(out, rel)
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// Closure returns every package of the module that the package at from
+// imports, directly or through others, as the non-test files of each
+// import them: for each, the shortest chain of imports that reaches it
+// ([from, ..., it]). A package that pkgs lacks is reached but not
+// followed; from itself is left out, even on a cycle.
+func Closure(pkgs map[string]*Package, module, from string) map[string][]string {
+	out := map[string][]string{}
+	queue := [][]string{{from}}
+	for len(queue) > 0 {
+		chain := queue[0]
+		queue = queue[1:]
+		p := pkgs[chain[len(chain)-1]]
+		if p == nil {
+			continue
+		}
+		for _, dep := range p.Own(module) {
+			if _, seen := out[dep]; seen || dep == from {
+				continue
+			}
+			next := append(slices.Clip(chain), dep)
+			out[dep] = next
+			queue = append(queue, next)
+		}
+	}
+	return out
+}
+
+// LinksOnly is a rule that each package matched by who imports, directly
+// or through others, only the module's packages imported for which
+// ok(package, imported) holds. A violation names the chain of imports
+// that links the package.
+func LinksOnly(module string, who func(string) bool, ok func(pkg, imported string) bool) func(map[string]*Package) []string {
 	return func(pkgs map[string]*Package) []string {
 		var out []string
 		for _, p := range sorted(pkgs) {
 			if !who(p.Path) {
 				continue
 			}
-			for _, ip := range p.Imports {
-				rel, ok := strings.CutPrefix(ip, module+"/")
-				if ok && !slices.Contains(allowed, rel) {
-					out = append(out, fmt.Sprintf("%s imports %s", p.Path, rel))
+			reach := Closure(pkgs, module, p.Path)
+			for _, dep := range slices.Sorted(maps.Keys(reach)) {
+				if ok(p.Path, dep) {
+					continue
 				}
+				v := fmt.Sprintf("%s imports %s", p.Path, dep)
+				if chain := reach[dep]; len(chain) > 2 {
+					v += " (" + strings.Join(chain, " → ") + ")"
+				}
+				out = append(out, v)
 			}
 		}
 		return out
 	}
+}
+
+// ImportsOnly is a rule that the packages matched by who import, directly
+// or through others, of the module's own packages only those in allowed.
+func ImportsOnly(module string, who func(string) bool, allowed ...string) func(map[string]*Package) []string {
+	return LinksOnly(module, who, func(_, dep string) bool { return slices.Contains(allowed, dep) })
 }
 
 // NoneOutside is a rule that no package outside allowed (by path prefix)

@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/imgctl/imgctl/cmd/imgctl/cli"
+	"github.com/imgctl/imgctl/internal/version"
 )
 
 // Stamp is what a release build stamps into imgctl; imgctl version reports
@@ -23,7 +23,7 @@ type Stamp struct {
 }
 
 // LDFlags is the go build -ldflags value of a release build.
-func (s Stamp) LDFlags() string { return cli.StampLDFlags(s.Version, s.Revision, s.Time) }
+func (s Stamp) LDFlags() string { return version.StampLDFlags(s.Version, s.Revision, s.Time) }
 
 // Compile builds imgctl (./cmd/imgctl of the module at root) for t into
 // out/<os_arch>/<binary> as a release is built: CGO_ENABLED=0, -trimpath,
@@ -46,7 +46,7 @@ func CheckVersion(ctx context.Context, bin string, s Stamp) error {
 	if err != nil {
 		return fmt.Errorf("%s version: %w", bin, err)
 	}
-	var v cli.VersionInfo
+	var v version.Info
 	if err := json.Unmarshal(out, &v); err != nil {
 		return fmt.Errorf("%s version -o json: %w", bin, err)
 	}

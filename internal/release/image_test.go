@@ -58,7 +58,7 @@ func TestImageFromPrebuiltBinaries(t *testing.T) {
 		Stamp:      Stamp{Version: "v0.1.0", Revision: "0123456789abcdef0123456789abcdef01234567", Time: "2026-12-01T20:00:00Z"},
 		Repository: l.Registry.Host() + "/imgctl/imgctl", Builder: l.Builder.Addr, LinuxBase: l.Bases.Distroless,
 		WindowsBases: map[string]string{"ltsc2022": l.Bases.Nanoserver2022, "ltsc2025": l.Bases.Nanoserver2025},
-		Key:          prefix + ".key", PublicKey: prefix + ".pub"}
+		Key:          prefix + ".key", PublicKey: prefix + ".pub", Imgctl: cli.Execute}
 	res := Result{Archives: []string{ArchiveName(c.Stamp.Version, Targets()[0])}}
 	if res.Image, err = c.image(t.Context(), bins); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())

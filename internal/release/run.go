@@ -8,14 +8,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/imgctl/imgctl/build"
-	"github.com/imgctl/imgctl/cmd/imgctl/cli"
 )
 
 // Windows releases the image has a variant for, and the Linux platforms it
@@ -56,6 +57,37 @@ type Config struct {
 	// Log receives the progress of every step and imgctl's own output;
 	// nil discards them.
 	Log io.Writer
+	// Imgctl runs imgctl's commands (lint, build, verify, sign, inspect).
+	// The caller passes cli.Execute to run them in process: this package
+	// does not import the CLI (docs/architecture.md). nil runs the binary
+	// Run compiled for the host (RunBinary), as a user's CI would; Run
+	// then fails when Targets leave the host out.
+	Imgctl Runner
+}
+
+// Runner runs one imgctl command with args, as the imgctl binary would,
+// and returns its exit code; cli.Execute is one.
+type Runner func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+
+// RunBinary returns a Runner that runs the imgctl binary at path. A
+// binary that cannot be started is exit code -1, with the reason written
+// to stderr.
+func RunBinary(path string) Runner {
+	return func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		cmd := exec.CommandContext(ctx, path, args...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		switch {
+		case err == nil:
+			return 0
+		case errors.As(err, &exit) && exit.ExitCode() >= 0:
+			return exit.ExitCode()
+		default:
+			fmt.Fprintf(stderr, "running %s: %v\n", path, err)
+			return -1
+		}
+	}
 }
 
 // Result is what a release produced.
@@ -81,13 +113,20 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("stamp time %q: want RFC 3339: %w", c.Stamp.Time, err)
 	}
-	if err := os.RemoveAll(c.Dist); err != nil {
-		return res, err
-	}
 	bins := filepath.Join(c.Dist, "bin")
 	targets := c.Targets
 	if targets == nil {
 		targets = Targets()
+	}
+	if c.Imgctl == nil {
+		host := Target{runtime.GOOS, runtime.GOARCH}
+		if !slices.Contains(targets, host) {
+			return res, fmt.Errorf("the targets %v leave out the host %s, whose binary would run imgctl's commands: add it, or set Config.Imgctl", targets, host)
+		}
+		c.Imgctl = RunBinary(filepath.Join(bins, host.Dir(), host.Binary()))
+	}
+	if err := os.RemoveAll(c.Dist); err != nil {
+		return res, err
 	}
 	for _, t := range targets {
 		step(c.Log, "go build %s", t)
@@ -143,7 +182,7 @@ func (c Config) image(ctx context.Context, bins string) (string, error) {
 		return "", err
 	}
 	ref := tag + "@" + digest
-	gate := []string{"verify", ref, "--target", windowsReleases, "--require-platform", linuxPlatforms, "--run-as-non-root"}
+	gate := []string{"verify", ref, "--windows", windowsReleases, "--require-platform", linuxPlatforms, "--run-as-non-root"}
 	if _, err := c.imgctl(ctx, gate...); err != nil {
 		return "", err
 	}
@@ -160,7 +199,7 @@ func (c Config) notes(ctx context.Context, res Result) error {
 	if err != nil {
 		return err
 	}
-	args := []string{"verify", res.Image, "--target", windowsReleases, "--require-platform", linuxPlatforms, "--run-as-non-root", "-o", "json"}
+	args := []string{"verify", res.Image, "--windows", windowsReleases, "--require-platform", linuxPlatforms, "--run-as-non-root", "-o", "json"}
 	if c.PublicKey != "" {
 		args = append(args, "--key", c.PublicKey)
 	}
@@ -178,14 +217,15 @@ func (c Config) notes(ctx context.Context, res Result) error {
 	return os.WriteFile(filepath.Join(c.Dist, NotesName), b.Bytes(), 0o644)
 }
 
-// imgctl runs one imgctl command in process, as the imgctl binary would,
-// and returns its stdout, which it also copies to the log. Any exit code
-// but 0 is an error.
+// imgctl runs one imgctl command with c.Imgctl and returns its stdout,
+// which it also copies to the log. Any exit code but 0 is an error.
 func (c Config) imgctl(ctx context.Context, args ...string) ([]byte, error) {
+	if c.Imgctl == nil {
+		return nil, errors.New("no imgctl to run: Config.Imgctl is nil")
+	}
 	step(c.Log, "imgctl %s", strings.Join(args, " "))
 	var out bytes.Buffer
-	code := cli.Execute(ctx, args, os.Stdin, io.MultiWriter(&out, c.Log), c.Log)
-	if code != cli.ExitOK {
+	if code := c.Imgctl(ctx, args, os.Stdin, io.MultiWriter(&out, c.Log), c.Log); code != 0 {
 		return nil, fmt.Errorf("imgctl %s: exit %d", args[0], code)
 	}
 	return out.Bytes(), nil

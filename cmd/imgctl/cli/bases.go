@@ -38,9 +38,6 @@ Exit 0 when every variant is current, 1 when any is stale, 2 on errors.`,
 				return fmt.Errorf("%w: %w", ErrUsage, err)
 			}
 			st, err := rebase.Check(cmd.Context(), src, o)
-			if ro.verbose {
-				fmt.Fprintf(cmd.ErrOrStderr(), "bases: %d registry requests\n", rc.Requests())
-			}
 			if err != nil {
 				return err
 			}

@@ -151,7 +151,7 @@ func TestBuildGraftAcrossRegistries(t *testing.T) {
 		if !found {
 			t.Fatal("no Windows image in the index")
 		}
-		out, stderr, code := run(t, "verify", "--layers", "--target", "ltsc2025", tag)
+		out, stderr, code := run(t, "verify", "--layers", "--windows", "ltsc2025", tag)
 		if code != 0 {
 			t.Errorf("verify --layers exit %d:\n%s\n%s", code, out, stderr)
 		}

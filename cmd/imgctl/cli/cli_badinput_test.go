@@ -184,7 +184,7 @@ func TestBadPlatformFlags(t *testing.T) {
 		}{
 			{"resolve", []string{"resolve", ref, "--platform", tc.p}},
 			{"verify-require-platform", []string{"verify", ref, "--require-platform", tc.p}},
-			{"verify-target", []string{"verify", ref, "--target", tc.p}},
+			{"verify-target", []string{"verify", ref, "--windows", tc.p}},
 			{"index-remove", []string{"index", "remove", "-t", reg.Host() + "/rm:1", "--platform", tc.p, ref}},
 		} {
 			out, errOut, code := relRun(t, c.args...)

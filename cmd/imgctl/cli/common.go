@@ -8,13 +8,8 @@ import (
 
 	"github.com/imgctl/imgctl/registry"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
-
-// registry returns the registry client of one command run: the one
-// handshake per registry, retry policy and request count of the run.
-func (o *rootOptions) registry(opts ...registry.Option) *registry.Client {
-	return registry.New(append([]registry.Option{registry.WithInsecure(o.insecure)}, opts...)...)
-}
 
 // fetch reads the manifest a reference points at: an index or an image.
 func fetch(cmd *cobra.Command, rc *registry.Client, s string) (*registry.Fetched, error) {
@@ -50,4 +45,31 @@ func shortDigest(d string) string {
 		return d[:19]
 	}
 	return d
+}
+
+// renamedFlag adds old as a hidden alias of the flag now spelled name: it
+// sets the same value, and the root command warns on stderr when it is
+// used (warnRenamed; pflag's own deprecation notice would go to the
+// command's output stream, which may be JSON).
+// The flags renamed so far: --target of verify, index and rebase, which
+// named Windows builds, is --windows, as on build (--target is the
+// Dockerfile stage there, as in buildx); --concurrency of verify and
+// check-workload is --jobs, as on index and rebase.
+func renamedFlag(fl *pflag.FlagSet, old, name string) {
+	f := fl.Lookup(name)
+	fl.AddFlag(&pflag.Flag{Name: old, Usage: f.Usage, Value: f.Value, DefValue: f.DefValue, Hidden: true,
+		Annotations: map[string][]string{renamedAnnotation: {name}}})
+}
+
+// renamedAnnotation marks an alias renamedFlag added, with the new name.
+const renamedAnnotation = "imgctl-renamed-to"
+
+// warnRenamed warns, on stderr, of each old flag spelling the command line
+// used.
+func warnRenamed(cmd *cobra.Command) {
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if to := f.Annotations[renamedAnnotation]; len(to) == 1 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "imgctl: warning: --%s is deprecated, use --%s\n", f.Name, to[0])
+		}
+	})
 }

@@ -147,7 +147,7 @@ func TestDistIndexCreate(t *testing.T) {
 		t.Errorf("Windows images missing from the index: %v", wantOS)
 	}
 
-	out, errOut, code = run(t, "verify", target, "--target", "ltsc2022,ltsc2025", "-o", "json")
+	out, errOut, code = run(t, "verify", target, "--windows", "ltsc2022,ltsc2025", "-o", "json")
 	r := decodeReport(t, out)
 	if code != 0 || !*r.Passed || r.Digest != digest {
 		t.Fatalf("verify: exit %d\n%s%s", code, out, errOut)

@@ -126,7 +126,7 @@ func TestGitHubVerify(t *testing.T) {
 	ref := push(t, reg, "app:gh", index(t, regtest.Entry{Image: lin}, regtest.Entry{Image: w25}, regtest.Entry{Image: w19}))
 	path, earlier := stepSummary(t)
 
-	out, errOut, code := run(t, "verify", ref, "--github", "--target", "ltsc2022,ltsc2025", "-o", "json")
+	out, errOut, code := run(t, "verify", ref, "--github", "--windows", "ltsc2022,ltsc2025", "-o", "json")
 	if code != ExitFailed {
 		t.Fatalf("exit %d, want 1 (no variant for ltsc2022)\n%s%s", code, out, errOut)
 	}
@@ -177,7 +177,7 @@ func TestGitHubVerify(t *testing.T) {
 	// A step summary that cannot be written is a warning: the exit code
 	// stays the check's.
 	t.Setenv(ghactions.EnvStepSummary, t.TempDir())
-	_, errOut, code = run(t, "verify", ref, "--github", "--target", "ltsc2022,ltsc2025")
+	_, errOut, code = run(t, "verify", ref, "--github", "--windows", "ltsc2022,ltsc2025")
 	if code != ExitFailed || !strings.Contains(errOut, "imgctl: warning: GitHub step summary:") {
 		t.Errorf("unwritable step summary: exit %d, want 1 with a warning\n%s", code, errOut)
 	}
@@ -185,7 +185,7 @@ func TestGitHubVerify(t *testing.T) {
 
 	// Without --github and outside Actions: nothing.
 	t.Setenv(ghactions.EnvActions, "")
-	out, errOut, _ = run(t, "verify", ref, "--target", "ltsc2022,ltsc2025")
+	out, errOut, _ = run(t, "verify", ref, "--windows", "ltsc2022,ltsc2025")
 	if len(annotations(out+errOut)) != 0 || readSummary(t, path, earlier) != sum {
 		t.Errorf("GitHub output without --github or GITHUB_ACTIONS:\n%s%s", out, errOut)
 	}

@@ -73,7 +73,8 @@ at TAG, keeping os.version, annotations and attestations. Exit 1 when verify fai
 	fl.BoolVar(&o.force, "force", false, "overwrite an existing tag")
 	fl.BoolVar(&o.dryRun, "dry-run", false, "print the index that would be pushed and push nothing")
 	fl.BoolVar(&o.noVerify, "no-verify", false, "skip verify after the push")
-	fl.StringSliceVar(&o.targets, "target", nil, "Windows builds to verify (default ltsc2022,ltsc2025 when there are Windows entries)")
+	fl.StringSliceVar(&o.targets, "windows", nil, "Windows builds to verify (default ltsc2022,ltsc2025 when there are Windows entries)")
+	renamedFlag(fl, "target", "windows")
 	fl.IntVar(&o.jobs, "jobs", idx.DefaultJobs, "concurrent child copies and blob transfers (0: the default)")
 	return cmd
 }
@@ -89,10 +90,6 @@ func (o *indexOptions) run(cmd *cobra.Command, ro *rootOptions,
 	io.Registry, io.Logger = rc, log
 	res, err := do(ctx, rc, target, io)
 	requests := rc.Requests()
-	log.Debug("index", "command", cmd.Name(), "requests", requests)
-	if ro.verbose {
-		fmt.Fprintf(cmd.ErrOrStderr(), "index %s: %d registry requests\n", cmd.Name(), requests)
-	}
 	if err != nil {
 		return err
 	}
@@ -146,7 +143,7 @@ func (o *indexOptions) options(rc *registry.Client) (io idx.Options, t name.Tag,
 		io.Annotations[k] = v
 	}
 	if vo.Targets, err = platform.ParseTargets(splitList(o.targets)); err != nil {
-		return io, t, vo, fmt.Errorf("%w: --target: %w", ErrUsage, err)
+		return io, t, vo, fmt.Errorf("%w: --windows: %w", ErrUsage, err)
 	}
 	return io, t, vo, nil
 }

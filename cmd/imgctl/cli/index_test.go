@@ -60,7 +60,7 @@ func TestIndexCreate(t *testing.T) {
 	if _, errOut, code := run(t, "index", "create", "-t", target, srcs[0]); code != 2 || !strings.Contains(errOut, "refusing to overwrite") {
 		t.Errorf("existing tag: exit %d %s", code, errOut)
 	}
-	if out, errOut, code := run(t, "index", "create", "--force", "--target", "ltsc2022", "-t", target, srcs[0]); code != 0 {
+	if out, errOut, code := run(t, "index", "create", "--force", "--windows", "ltsc2022", "-t", target, srcs[0]); code != 0 {
 		t.Errorf("--force: exit %d %s %s", code, out, errOut)
 	}
 }
@@ -88,7 +88,7 @@ func TestIndexCreateJSONAndVerify(t *testing.T) {
 	if _, errOut, code := run(t, "index", "create", "--no-verify", "-t", reg.Host()+"/app:2", srcs[1], srcs[2]); code != 0 {
 		t.Errorf("--no-verify: exit %d %s", code, errOut)
 	}
-	if _, errOut, code := run(t, "index", "create", "--target", "ltsc2025", "-t", reg.Host()+"/app:3", srcs[1], srcs[2]); code != 0 {
+	if _, errOut, code := run(t, "index", "create", "--windows", "ltsc2025", "-t", reg.Host()+"/app:3", srcs[1], srcs[2]); code != 0 {
 		t.Errorf("--target ltsc2025: exit %d %s", code, errOut)
 	}
 }
@@ -123,7 +123,7 @@ func TestIndexRemove(t *testing.T) {
 	reg := regtest.New(t)
 	src := push(t, reg, "app:1", regtest.Must(regtest.MultiOSIndex())(t))
 	target := reg.Host() + "/app:1-no2022"
-	out, errOut, code := run(t, "index", "remove", "-t", target, "--platform", "windows/amd64:10.0.20348", "--target", "ltsc2025", src)
+	out, errOut, code := run(t, "index", "remove", "-t", target, "--platform", "windows/amd64:10.0.20348", "--windows", "ltsc2025", src)
 	if code != 0 || !strings.Contains(errOut, "note: removed windows/amd64:"+regtest.OSVersionLTSC2022) || !strings.Contains(errOut, "attestation") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}

@@ -118,7 +118,7 @@ func TestVerifyPolicy(t *testing.T) {
 	reg := regtest.New(t)
 	ref := push(t, reg, "app:1", regtest.Must(regtest.MultiOSIndex())(t))
 	strict := writePolicy(t, "targets: [ltsc2022]\nallowedBases: [mcr.microsoft.com/windows/*]\nrules: {errors: [missing-base-annotation]}\n")
-	out, _, code := run(t, "verify", ref, "--policy", strict, "--target", "ltsc2025", "-o", "json")
+	out, _, code := run(t, "verify", ref, "--policy", strict, "--windows", "ltsc2025", "-o", "json")
 	r := decodeReport(t, out)
 	if code != 1 || r.severity(policy.RuleMissingBaseAnnotation) != "error" {
 		t.Fatalf("strict policy: exit %d\n%s", code, out)

@@ -65,7 +65,8 @@ errors.`,
 	fl.BoolVar(&o.dryRun, "dry-run", false, "print the plan (old and new base digests and os.versions) and push nothing")
 	fl.BoolVar(&o.allowBuildChange, "allow-build-change", false, "let a Windows variant move to a base of another build")
 	fl.BoolVar(&o.noVerify, "no-verify", false, "skip verify on the result")
-	fl.StringSliceVar(&o.targets, "target", nil, "Windows builds to verify (default: the builds of the rebased index)")
+	fl.StringSliceVar(&o.targets, "windows", nil, "Windows builds to verify (default: the builds of the rebased index)")
+	renamedFlag(fl, "target", "windows")
 	fl.IntVar(&o.jobs, "jobs", rebase.DefaultJobs, "concurrent reads and blob transfers")
 	fl.StringVar(&o.builderID, "builder-id", "", "runDetails.builder.id of the provenance written for each rebased variant, e.g. your CI's URI (default "+rebase.DefaultBuilderID+")")
 	return cmd
@@ -93,12 +94,9 @@ func (o *rebaseOptions) run(cmd *cobra.Command, ro *rootOptions, ref string) err
 	lo.AlsoTags = also
 	targets, err := platform.ParseTargets(splitList(o.targets))
 	if err != nil {
-		return fmt.Errorf("%w: --target: %w", ErrUsage, err)
+		return fmt.Errorf("%w: --windows: %w", ErrUsage, err)
 	}
 	res, err := rebase.Rebase(cmd.Context(), src, target, lo)
-	if ro.verbose {
-		fmt.Fprintf(cmd.ErrOrStderr(), "rebase: %d registry requests\n", rc.Requests())
-	}
 	if err != nil {
 		return err
 	}

@@ -10,10 +10,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/internal/ghactions"
+	"github.com/imgctl/imgctl/registry"
 )
 
 // Exit codes of the CLI contract.
@@ -38,10 +40,21 @@ type rootOptions struct {
 	// else by GITHUB_ACTIONS=true.
 	github bool
 	stdin  io.Reader
+	// stderr is the run's error stream, for the registry clients' logger.
+	stderr io.Writer
+
+	mu      sync.Mutex
+	clients []*registry.Client // every registry client of the run, for the request count
 }
 
 // NewRootCmd builds a fresh imgctl command tree.
 func NewRootCmd() *cobra.Command {
+	root, _ := newRoot()
+	return root
+}
+
+// newRoot builds the tree and returns the options every verb shares.
+func newRoot() (*cobra.Command, *rootOptions) {
 	o := &rootOptions{}
 	root := &cobra.Command{
 		Use:           "imgctl",
@@ -52,6 +65,8 @@ func NewRootCmd() *cobra.Command {
 			if !cmd.Flags().Changed(githubFlag) {
 				o.github = ghactions.InActions(os.Getenv)
 			}
+			o.stderr = cmd.ErrOrStderr()
+			warnRenamed(cmd)
 			return checkOutput(cmd, o.output)
 		},
 	}
@@ -73,17 +88,18 @@ func NewRootCmd() *cobra.Command {
 		newCheckWorkloadCmd(o),
 		newVersionCmd(o),
 	)
-	return root
+	return root, o
 }
 
 // Execute runs imgctl with args and returns the process exit code.
 func Execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := NewRootCmd()
+	root, o := newRoot()
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	o.printRequests(cmd, stderr)
 	// A bare ErrCheckFailed means the command already printed its report.
 	if err != nil && err != ErrCheckFailed { //nolint:errorlint // identity is the point
 
@@ -112,4 +128,35 @@ func (o *rootOptions) logger(cmd *cobra.Command) *slog.Logger {
 		level = slog.LevelDebug
 	}
 	return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+}
+
+// registry returns the registry client of one command run: the one
+// handshake per registry, retry policy and request count of the run. With
+// --verbose its requests are logged at debug level to stderr, and the
+// root command prints the run's request count once it ends.
+func (o *rootOptions) registry(opts ...registry.Option) *registry.Client {
+	base := []registry.Option{registry.WithInsecure(o.insecure)}
+	if o.verbose && o.stderr != nil {
+		base = append(base, registry.WithLogger(slog.New(slog.NewTextHandler(o.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	}
+	rc := registry.New(append(base, opts...)...)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.clients = append(o.clients, rc)
+	return rc
+}
+
+// printRequests prints, with --verbose, how many registry requests the
+// command made, once, whatever the verb and whether it failed.
+func (o *rootOptions) printRequests(cmd *cobra.Command, w io.Writer) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.verbose || cmd == nil || len(o.clients) == 0 {
+		return
+	}
+	var n int64
+	for _, rc := range o.clients {
+		n += rc.Requests()
+	}
+	fmt.Fprintf(w, "%s: %d registry requests\n", cmd.CommandPath(), n)
 }

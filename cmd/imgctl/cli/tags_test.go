@@ -177,3 +177,39 @@ func scratchContext(t *testing.T) string {
 	}
 	return dir
 }
+
+// TestRenamedFlags: the old spellings of renamed flags still work, as
+// hidden aliases that warn: --target of verify, index and rebase (now
+// --windows, as on build) and --concurrency of verify and check-workload
+// (now --jobs, as on index and rebase). --target stays the Dockerfile
+// stage on build and lint.
+func TestRenamedFlags(t *testing.T) {
+	reg := regtest.New(t)
+	ref := push(t, reg, "app:1", regtest.Must(regtest.MultiOSIndex())(t))
+	want, _, wcode := run(t, "verify", ref, "--windows", "ltsc2022", "--jobs", "2", "-o", "json")
+	got, errOut, code := run(t, "verify", ref, "--target", "ltsc2022", "--concurrency", "2", "-o", "json")
+	if code != wcode || got != want || !strings.Contains(errOut, "--target is deprecated, use --windows") ||
+		!strings.Contains(errOut, "--concurrency is deprecated, use --jobs") {
+		t.Fatalf("verify --target --concurrency: exit %d (want %d), same output %t\n%s", code, wcode, got == want, errOut)
+	}
+	root := NewRootCmd()
+	for _, c := range []struct{ verb, old, name string }{
+		{"verify", "target", "windows"}, {"verify", "concurrency", "jobs"}, {"index create", "target", "windows"},
+		{"rebase", "target", "windows"}, {"check-workload", "concurrency", "jobs"},
+	} {
+		cmd, _, err := root.Find(strings.Fields(c.verb))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, n := cmd.Flags().Lookup(c.old), cmd.Flags().Lookup(c.name)
+		if f == nil || n == nil || !f.Hidden || f.Annotations[renamedAnnotation][0] != c.name || f.Value != n.Value {
+			t.Errorf("%s: --%s is not a hidden, deprecated alias of --%s", c.verb, c.old, c.name)
+		}
+	}
+	for _, verb := range []string{"build", "lint"} {
+		cmd, _, _ := root.Find([]string{verb})
+		if f := cmd.Flags().Lookup("target"); f == nil || f.Hidden || !strings.Contains(f.Usage, "stage") {
+			t.Errorf("%s --target is not the Dockerfile stage", verb)
+		}
+	}
+}

@@ -57,7 +57,7 @@ keys, a SLSA provenance attestation from a trusted builder
 (missing-provenance, untrusted-builder) and an SBOM (missing-sbom). verify
 reads attestation manifests and their provenance statements only when the
 policy requires them.`,
-		Example: `  imgctl verify registry.example.com/app:1.0 --target ltsc2022,ltsc2025
+		Example: `  imgctl verify registry.example.com/app:1.0 --windows ltsc2022,ltsc2025
   imgctl verify registry.example.com/app:1.0 --layers
   imgctl verify registry.example.com/app:1.0 --require-platform linux/amd64,linux/arm64 -o json`,
 		Args: cobra.ExactArgs(1),
@@ -92,10 +92,6 @@ policy requires them.`,
 				return err
 			}
 			mergeNodes(cmd, snap, rep, len(gate.Verify.Targets) > 0)
-			ro.logger(cmd).Info("verify", "ref", f.Ref.String(), "requests", rc.Requests())
-			if ro.verbose {
-				fmt.Fprintf(cmd.ErrOrStderr(), "verify: %d registry requests\n", rc.Requests())
-			}
 			if err := printReport(cmd.OutOrStdout(), ro.output, rep); err != nil {
 				return err
 			}
@@ -107,13 +103,15 @@ policy requires them.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&o.targets, "target", nil, "Windows node builds: ltsc2019, ltsc2022, ltsc2025, a build number or a version (default ltsc2022,ltsc2025 when the index has Windows variants)")
+	fl.StringSliceVar(&o.targets, "windows", nil, "Windows node builds: ltsc2019, ltsc2022, ltsc2025, a build number or a version (default ltsc2022,ltsc2025 when the index has Windows variants)")
 	fl.StringSliceVar(&o.require, "require-platform", nil, "platforms the index must contain, e.g. linux/amd64,windows/amd64:10.0.26100")
 	fl.BoolVar(&o.hostProcess, "hostprocess", false, "accept Windows variants without os.version (HostProcess images)")
 	fl.BoolVar(&o.runAsNonRoot, "run-as-non-root", false, "fail Windows images whose user is ContainerAdministrator")
 	fl.StringSliceVar(&o.engines, "engine", nil, "simulate only these engines, which then all decide; "+engineFlagHelp+" (default: every containerd release line decides, Docker warns)")
 	fl.BoolVar(&o.layers, "layers", false, "also read each Windows image's own layers (not its base's) and check their entries are in the Windows layout")
-	fl.IntVar(&o.concurrency, "concurrency", snapshot.DefaultConcurrency, "concurrent manifest and config fetches")
+	fl.IntVar(&o.concurrency, "jobs", snapshot.DefaultConcurrency, "concurrent manifest and config fetches")
+	renamedFlag(fl, "target", "windows")
+	renamedFlag(fl, "concurrency", "jobs")
 	o.add(fl)
 	addNodesFlag(cmd)
 	return cmd
@@ -123,7 +121,7 @@ func (o *verifyOptions) options(stderr io.Writer) (verify.Options, error) {
 	vo := verify.Options{HostProcess: o.hostProcess, RunAsNonRoot: o.runAsNonRoot}
 	var err error
 	if vo.Targets, err = platform.ParseTargets(splitList(o.targets)); err != nil {
-		return vo, fmt.Errorf("%w: --target: %w", ErrUsage, err)
+		return vo, fmt.Errorf("%w: --windows: %w", ErrUsage, err)
 	}
 	if vo.RequirePlatforms, err = platform.ParseList(o.require); err != nil {
 		return vo, fmt.Errorf("%w: --require-platform: %w", ErrUsage, err)
@@ -132,7 +130,7 @@ func (o *verifyOptions) options(stderr io.Writer) (verify.Options, error) {
 		return vo, err
 	}
 	if o.concurrency < 1 {
-		return vo, fmt.Errorf("%w: --concurrency must be at least 1", ErrUsage)
+		return vo, fmt.Errorf("%w: --jobs must be at least 1", ErrUsage)
 	}
 	return vo, nil
 }

@@ -74,7 +74,7 @@ func TestVerifyLayersBuildKitLink(t *testing.T) {
 			}
 			// A single Windows manifest: --hostprocess keeps not-an-index a
 			// warning, so that the layout is the only possible error.
-			out, errOut, code := run(t, "verify", tag, "--layers", "--hostprocess", "--target", "ltsc2025", "-o", "json")
+			out, errOut, code := run(t, "verify", tag, "--layers", "--hostprocess", "--windows", "ltsc2025", "-o", "json")
 			r := decodeReport(t, out)
 			layout := r.severity(verify.RuleWindowsLayerLayout)
 			if r.Layers == nil || r.Layers.Read != 1 || r.Layers.Bytes == 0 {

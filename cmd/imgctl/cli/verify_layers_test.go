@@ -81,7 +81,7 @@ func TestVerifyLayers(t *testing.T) {
 			stage := regtest.Must(l.Digest())(t)
 			var log requestLog
 			uninstall := log.install(reg)
-			out, errOut, code := run(t, "verify", ref, "--layers", "--target", "ltsc2025", "-o", "json")
+			out, errOut, code := run(t, "verify", ref, "--layers", "--windows", "ltsc2025", "-o", "json")
 			uninstall()
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d\n%s%s", code, tc.code, out, errOut)
@@ -116,14 +116,14 @@ func TestVerifyLayers(t *testing.T) {
 	// Text says what was read; plain verify reads no layer and says nothing.
 	l := regtest.Must(regtest.StageLayer(types.OCILayer, false, "app/app.exe"))(t)
 	ref := push(t, reg, "app:text", index(t, regtest.Entry{Image: stageImage(t, base, l, ann)}))
-	out, _, code := run(t, "verify", ref, "--layers", "--target", "ltsc2025")
+	out, _, code := run(t, "verify", ref, "--layers", "--windows", "ltsc2025")
 	if size := regtest.Must(l.Size())(t); code != ExitFailed || !strings.Contains(out, "error   windows-layer-layout windows/amd64:") ||
 		!strings.Contains(out, "layers: read 1 layer(s), "+strconv.FormatInt(size, 10)+" bytes") {
 		t.Errorf("text: exit %d\n%s", code, out)
 	}
 	var log requestLog
 	uninstall := log.install(reg)
-	out, _, code = run(t, "verify", ref, "--target", "ltsc2025", "-o", "json")
+	out, _, code = run(t, "verify", ref, "--windows", "ltsc2025", "-o", "json")
 	uninstall()
 	if r := decodeReport(t, out); code != ExitOK || r.Layers != nil || log.count("GET /v2/app/blobs/"+regtest.Must(l.Digest())(t).String(), true) != 0 {
 		t.Errorf("plain verify: exit %d, want 0, no layers field and no layer read\n%s\n%s", code, out, log.String())
@@ -150,7 +150,7 @@ func TestVerifyLayersSkipsForeign(t *testing.T) {
 	ref := push(t, reg, "app:foreign", index(t, regtest.Entry{Image: img}))
 	var log requestLog
 	uninstall := log.install(reg)
-	out, errOut, code := run(t, "verify", ref, "--layers", "--target", "ltsc2025", "-o", "json")
+	out, errOut, code := run(t, "verify", ref, "--layers", "--windows", "ltsc2025", "-o", "json")
 	uninstall()
 	r := decodeReport(t, out)
 	if code != ExitOK || r.severity(verify.RuleWindowsLayerLayout) != "" || r.Layers == nil || r.Layers.Read != 0 || r.Layers.Bytes != 0 ||

@@ -49,12 +49,12 @@ func (v *nodesValue) Set(p string) error {
 // addNodesFlag registers --nodes on the verify command.
 func addNodesFlag(cmd *cobra.Command) {
 	cmd.Flags().Var(&nodesValue{cmd: cmd}, nodesFlag,
-		"check against the cluster's nodes: the output of `kubectl get nodes -o json` (- for stdin); each node is a target with the engine its containerRuntimeVersion names, and the nodes replace the default ltsc2022,ltsc2025 targets (--target still applies, --engine does not apply to nodes)")
+		"check against the cluster's nodes: the output of `kubectl get nodes -o json` (- for stdin); each node is a target with the engine its containerRuntimeVersion names, and the nodes replace the default ltsc2022,ltsc2025 targets (--windows still applies, --engine does not apply to nodes)")
 }
 
 // mergeNodes checks the --nodes inventory, if given, against the snapshot
 // and merges the result into the report. explicitTargets keeps the rows and
-// findings of --target; otherwise the nodes replace the default targets.
+// findings of --windows; otherwise the nodes replace the default targets.
 func mergeNodes(cmd *cobra.Command, snap *snapshot.Snapshot, rep *verify.Report, explicitTargets bool) {
 	if nodes := nodesOf(cmd); len(nodes) > 0 {
 		kube.Merge(rep, kube.CheckNodes(snap, nodes), !explicitTargets)

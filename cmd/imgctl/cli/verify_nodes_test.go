@@ -53,7 +53,7 @@ func TestVerifyNodes(t *testing.T) {
 		{"containerd 2 on the 2025 node", quirky, "nodes-migration.json", nil, kube.RuleNodeEngineQuirk, "", "", 0},
 		{"containerd 1.6", full, "nodes-unknown-runtime.json", nil, kube.RuleNodeUnknownRuntime, "warning", "containerd 1.6.36 has no profile", 0},
 		{"nodes replace the default ltsc2022 target", only25, "nodes-hybrid.json", nil, verify.RuleNoVariantForTarget, "", "", 1},
-		{"an explicit --target still applies", only25, "nodes-2025-containerd17.json", []string{"--target", "ltsc2022"}, verify.RuleNoVariantForTarget, "error", "ltsc2022", 1},
+		{"an explicit --windows still applies", only25, "nodes-2025-containerd17.json", []string{"--windows", "ltsc2022"}, verify.RuleNoVariantForTarget, "error", "ltsc2022", 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,7 +28,7 @@ func TestVerifyRules(t *testing.T) {
 	hp := regtest.Must(regtest.HostProcessImage())(t)
 	attW25 := attEntry(t, w25)
 
-	t25 := []string{"--target", "ltsc2025"}
+	t25 := []string{"--windows", "ltsc2025"}
 	type tc struct {
 		name string
 		x    any // v1.Image or v1.ImageIndex
@@ -54,9 +54,9 @@ func TestVerifyRules(t *testing.T) {
 		{"os/arch disagree", index(t, regtest.Entry{Image: lin, Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}), nil, verify.RulePlatformMismatch, "error", 1},
 		{"os/arch agree", index(t, regtest.Entry{Image: lin}, regtest.Entry{Image: arm}), nil, verify.RulePlatformMismatch, "", 0},
 
-		{"only 2025 for ltsc2022", index(t, regtest.Entry{Image: w25}), []string{"--target", "ltsc2022"}, verify.RuleNoVariantForTarget, "error", 1},
-		{"2025 for ltsc2025", index(t, regtest.Entry{Image: w25}), []string{"--target", "ltsc2025"}, verify.RuleNoVariantForTarget, "", 0},
-		{"linux only with a windows target", index(t, regtest.Entry{Image: lin}), []string{"--target", "20348"}, verify.RuleNoVariantForTarget, "error", 1},
+		{"only 2025 for ltsc2022", index(t, regtest.Entry{Image: w25}), []string{"--windows", "ltsc2022"}, verify.RuleNoVariantForTarget, "error", 1},
+		{"2025 for ltsc2025", index(t, regtest.Entry{Image: w25}), []string{"--windows", "ltsc2025"}, verify.RuleNoVariantForTarget, "", 0},
+		{"linux only with a windows target", index(t, regtest.Entry{Image: lin}), []string{"--windows", "20348"}, verify.RuleNoVariantForTarget, "error", 1},
 
 		{"ltsc2019 variant nobody selects", index(t, regtest.Entry{Image: w25}, regtest.Entry{Image: w22}, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.17763.6893"))(t)}), nil, verify.RuleUnreachableVariant, "warning", 0},
 		{"every variant selected", index(t, regtest.Entry{Image: w25}, regtest.Entry{Image: w22}), nil, verify.RuleUnreachableVariant, "", 0},
@@ -64,25 +64,25 @@ func TestVerifyRules(t *testing.T) {
 		{"two 26100 variants", index(t, regtest.Entry{Image: w25}, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.26100.1"))(t)}), nil, verify.RuleDuplicatePlatform, "error", 1},
 		{"one per build", index(t, regtest.Entry{Image: w25}, regtest.Entry{Image: w22}), nil, verify.RuleDuplicatePlatform, "", 0},
 
-		{"containerd 1.7 to 2.1.5 run the first entry, 20348, on a 2025 node", oldestFirst, []string{"--target", "ltsc2025"}, verify.RuleEngineDisagreement, "warning", 0},
-		{"index order runs the older build", oldestFirst, []string{"--target", "ltsc2025"}, verify.RuleOrderPicksOlder, "warning", 0},
-		{"newest first: every line runs 26100", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.26100.2894"))(t)}, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.20348.3091"))(t)}), []string{"--target", "ltsc2025"}, verify.RuleOrderPicksOlder, "", 0},
-		{"containerd 2.1.6 to 2.3 reject 20348 on a 26200 client", only22, []string{"--target", "10.0.26200"}, verify.RuleNoVariantForTarget, "error", 1},
-		{"containerd 2.4 runs 20348 on a 26200 client", only22, []string{"--target", "10.0.26200", "--engine", "containerd@2.4.0"}, verify.RuleNoVariantForTarget, "", 0},
-		{"engines agree", index(t, regtest.Entry{Image: w25}), []string{"--target", "ltsc2025"}, verify.RuleEngineDisagreement, "", 0},
-		{"only containerd simulated", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.26100.2894"))(t)}, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.20348.3091"))(t)}), []string{"--target", "ltsc2025", "--engine", "containerd"}, verify.RuleEngineDisagreement, "", 0},
+		{"containerd 1.7 to 2.1.5 run the first entry, 20348, on a 2025 node", oldestFirst, []string{"--windows", "ltsc2025"}, verify.RuleEngineDisagreement, "warning", 0},
+		{"index order runs the older build", oldestFirst, []string{"--windows", "ltsc2025"}, verify.RuleOrderPicksOlder, "warning", 0},
+		{"newest first: every line runs 26100", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.26100.2894"))(t)}, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.20348.3091"))(t)}), []string{"--windows", "ltsc2025"}, verify.RuleOrderPicksOlder, "", 0},
+		{"containerd 2.1.6 to 2.3 reject 20348 on a 26200 client", only22, []string{"--windows", "10.0.26200"}, verify.RuleNoVariantForTarget, "error", 1},
+		{"containerd 2.4 runs 20348 on a 26200 client", only22, []string{"--windows", "10.0.26200", "--engine", "containerd@2.4.0"}, verify.RuleNoVariantForTarget, "", 0},
+		{"engines agree", index(t, regtest.Entry{Image: w25}), []string{"--windows", "ltsc2025"}, verify.RuleEngineDisagreement, "", 0},
+		{"only containerd simulated", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.26100.2894"))(t)}, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.20348.3091"))(t)}), []string{"--windows", "ltsc2025", "--engine", "containerd"}, verify.RuleEngineDisagreement, "", 0},
 
-		{"string order picks 9999 over 33674", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.26100.33674"))(t)}, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.26100.9999"))(t)}), []string{"--target", "ltsc2025"}, verify.RuleOrderingQuirk, "warning", 1},
-		{"no quirk with one revision", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.26100.33674"))(t)}), []string{"--target", "ltsc2025"}, verify.RuleOrderingQuirk, "", 0},
+		{"string order picks 9999 over 33674", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.26100.33674"))(t)}, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.26100.9999"))(t)}), []string{"--windows", "ltsc2025"}, verify.RuleOrderingQuirk, "warning", 1},
+		{"no quirk with one revision", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage("10.0.26100.33674"))(t)}), []string{"--windows", "ltsc2025"}, verify.RuleOrderingQuirk, "", 0},
 
 		{"shell-form entrypoint", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage(regtest.OSVersionLTSC2025, regtest.WithEntrypoint([]string{"/bin/sh", "-c", `["C:\app\hello.exe"]`})))(t)}), nil, verify.RuleShellFormEntrypoint, "error", 1},
 		{"exec-form entrypoint", index(t, regtest.Entry{Image: w25}), t25, verify.RuleShellFormEntrypoint, "", 0},
 
-		{"ContainerAdministrator warns", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage(regtest.OSVersionLTSC2025, regtest.WithUser("ContainerAdministrator")))(t)}), []string{"--target", "ltsc2025"}, verify.RuleContainerAdministrator, "warning", 0},
-		{"ContainerAdministrator under --run-as-non-root", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage(regtest.OSVersionLTSC2025, regtest.WithUser("ContainerAdministrator")))(t)}), []string{"--target", "ltsc2025", "--run-as-non-root"}, verify.RuleContainerAdministrator, "error", 1},
-		{"ContainerUser under --run-as-non-root", index(t, regtest.Entry{Image: w25}), []string{"--target", "ltsc2025", "--run-as-non-root"}, verify.RuleContainerAdministrator, "", 0},
+		{"ContainerAdministrator warns", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage(regtest.OSVersionLTSC2025, regtest.WithUser("ContainerAdministrator")))(t)}), []string{"--windows", "ltsc2025"}, verify.RuleContainerAdministrator, "warning", 0},
+		{"ContainerAdministrator under --run-as-non-root", index(t, regtest.Entry{Image: regtest.Must(regtest.WindowsImage(regtest.OSVersionLTSC2025, regtest.WithUser("ContainerAdministrator")))(t)}), []string{"--windows", "ltsc2025", "--run-as-non-root"}, verify.RuleContainerAdministrator, "error", 1},
+		{"ContainerUser under --run-as-non-root", index(t, regtest.Entry{Image: w25}), []string{"--windows", "ltsc2025", "--run-as-non-root"}, verify.RuleContainerAdministrator, "", 0},
 
-		{"foreign layers", index(t, regtest.Entry{Image: regtest.Must(regtest.ForeignLayerImage("10.0.17763.6893"))(t)}), []string{"--target", "ltsc2019"}, verify.RuleForeignLayers, "warning", 0},
+		{"foreign layers", index(t, regtest.Entry{Image: regtest.Must(regtest.ForeignLayerImage("10.0.17763.6893"))(t)}), []string{"--windows", "ltsc2019"}, verify.RuleForeignLayers, "warning", 0},
 		{"no foreign layers", index(t, regtest.Entry{Image: w25}), t25, verify.RuleForeignLayers, "", 0},
 
 		{"required arm64 missing", index(t, regtest.Entry{Image: lin}), []string{"--require-platform", "linux/amd64,linux/arm64"}, verify.RuleMissingPlatform, "error", 1},
@@ -90,7 +90,7 @@ func TestVerifyRules(t *testing.T) {
 		{"required build missing", good, []string{"--require-platform", "windows/amd64:10.0.17763"}, verify.RuleMissingPlatform, "error", 1},
 
 		{"attestation without its subject", index(t, regtest.Entry{Image: w22}, attW25), nil, verify.RuleDanglingAttestation, "warning", 0},
-		{"attestation with its subject", index(t, regtest.Entry{Image: w25}, attW25), []string{"--target", "ltsc2025"}, verify.RuleDanglingAttestation, "", 0},
+		{"attestation with its subject", index(t, regtest.Entry{Image: w25}, attW25), []string{"--windows", "ltsc2025"}, verify.RuleDanglingAttestation, "", 0},
 
 		{"single linux manifest", lin, nil, verify.RuleNotAnIndex, "warning", 0},
 		{"single windows manifest", w25, nil, verify.RuleNotAnIndex, "error", 1},
@@ -179,7 +179,7 @@ func TestVerifyErrors(t *testing.T) {
 	for _, c := range [][]string{
 		{"verify"},
 		{"verify", "UPPER/Case::bad"},
-		{"verify", ref, "--target", "ltsc2030"},
+		{"verify", ref, "--windows", "ltsc2030"},
 		{"verify", ref, "--require-platform", "linux"},
 		{"verify", ref, "--engine", "cri-o"},
 		{"verify", ref, "-o", "yaml"},
@@ -203,7 +203,7 @@ func TestVerifyErrors(t *testing.T) {
 func TestVerifyEngineFlag(t *testing.T) {
 	reg := regtest.New(t)
 	ref := push(t, reg, "app:good", regtest.Must(regtest.MultiOSIndex())(t))
-	out, errOut, code := run(t, "verify", ref, "--target", "ltsc2025", "--engine", "containerd@2.1.6,containerd@1.7.30", "--engine", "docker@29.7", "-o", "json")
+	out, errOut, code := run(t, "verify", ref, "--windows", "ltsc2025", "--engine", "containerd@2.1.6,containerd@1.7.30", "--engine", "docker@29.7", "-o", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

@@ -54,7 +54,7 @@ func buildHeader() string {
 		"toolchain, `HOST/distroless/static:nonroot` an index of linux/amd64 and linux/arm64, `HOST/nanoserver:ltsc2022` " +
 		"and `:ltsc2025` with their os.version). One buildkitd (this module's, runc worker, its config marking the " +
 		"registry as plain HTTP) serves every build of both tools.\n")
-	w("- Both tools run as child processes (`bench/.bin/imgctl` from this checkout, `bench/.bin/buildctl` built from "+
+	w("- Both tools run as child processes (`internal/bench/.bin/imgctl` from this checkout, `internal/bench/.bin/buildctl` built from "+
 		"this module's buildkit %s), so wall time includes process start-up for both.\n", buildkitVersion)
 	w("- **Warm cache only.** Before the measured runs each tool does one untimed build of the same inputs, so every " +
 		"measured solve is a cache hit and what is timed is the solve, the export and the push (plus, for imgctl, its " +

@@ -2,8 +2,8 @@
 // registry for the same job: requests by method, bytes through the client
 // and wall time, each the median of several runs against one in-process
 // registry, and checks what each tool's result kept. It writes
-// bench/RESULTS.md. Run it with `make bench` or `go run ./bench` from the
-// module root.
+// internal/bench/RESULTS.md. Run it with `make bench` or `go run
+// ./internal/bench` from the module root.
 package main
 
 import (
@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.runs, "runs", 5, "measured runs per tool and case; the report shows medians")
-	fs.StringVar(&o.out, "out", "", "report file (default bench/RESULTS.md in the module root)")
+	fs.StringVar(&o.out, "out", "", "report file (default "+benchDir+"/RESULTS.md in the module root)")
 	fs.StringVar(&o.cases, "cases", "", "comma-separated case names to run (default all)")
 	fs.StringVar(&o.tools, "tools", "", "comma-separated tool names to run (default all)")
 	fs.BoolVar(&o.skipVerify, "skip-verify-row", false, "do not measure imgctl with its post-push verification on")
@@ -71,9 +71,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.out == "" {
-		o.out = filepath.Join(root, "bench", "RESULTS.md")
+		o.out = filepath.Join(root, filepath.FromSlash(benchDir), "RESULTS.md")
 	}
-	binDir := filepath.Join(root, "bench", ".bin")
+	binDir := filepath.Join(root, filepath.FromSlash(benchDir), ".bin")
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return err
 	}
@@ -338,6 +338,10 @@ func filter[T any](items []T, sel string, name func(T) string) []T {
 	return slices.DeleteFunc(items, func(x T) bool { return !slices.Contains(want, name(x)) })
 }
 
+// benchDir is where this command lives, relative to the module root (slash
+// separated): its report and the tools it builds go there.
+const benchDir = "internal/bench"
+
 // moduleRoot finds the imgctl module root from the working directory up.
 func moduleRoot() (string, error) {
 	dir, err := os.Getwd()
@@ -351,7 +355,7 @@ func moduleRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("run bench inside the imgctl module (go run ./bench)")
+			return "", errors.New("run bench inside the imgctl module (go run ./" + benchDir + ")")
 		}
 		dir = parent
 	}

@@ -374,12 +374,12 @@ func (cr *coldResult) runTag(host string) string {
 // keeps what --layers says it read.
 func (rep *coldReport) verify(ctx context.Context, e *env, t *imgctlBuild, tag string) {
 	rep.verifyPlain = e.measure(func() error {
-		_, err := t.exec(ctx, "verify", "--target", "ltsc2025", tag)
+		_, err := t.exec(ctx, "verify", "--windows", "ltsc2025", tag)
 		return err
 	})
 	var out string
 	rep.verifyLayer = e.measure(func() (err error) {
-		out, err = t.exec(ctx, "verify", "--target", "ltsc2025", "--layers", "-o", "json", tag)
+		out, err = t.exec(ctx, "verify", "--windows", "ltsc2025", "--layers", "-o", "json", tag)
 		return err
 	})
 	var v struct {
@@ -488,7 +488,7 @@ func (rep *coldReport) section(ctx context.Context, base string) string {
 	case rep.verifyErr != nil:
 		w("- `imgctl verify`: %s\n", mdEscape(rep.verifyErr.Error()))
 	case rep.verifyRead != "":
-		w("- `imgctl verify --target ltsc2025` on imgctl's result: %d requests, %s layer bytes. With `--layers`: %d "+
+		w("- `imgctl verify --windows ltsc2025` on imgctl's result: %d requests, %s layer bytes. With `--layers`: %d "+
 			"requests, %s layer bytes through the client; it reports reading %s (the image's own layer, never the base's).\n",
 			rep.verifyPlain.Stats.Total(), thousands(rep.verifyPlain.Bytes.Layer),
 			rep.verifyLayer.Stats.Total(), thousands(rep.verifyLayer.Bytes.Layer), rep.verifyRead)

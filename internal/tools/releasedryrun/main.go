@@ -1,0 +1,82 @@
+// Command releasedryrun is `make release-dry-run`: imgctl's release
+// (internal/release's Run, as internal/tools/release runs it) made against
+// buildtest.StartLocal (an in-process registry, synthetic bases, a local
+// buildkitd) with a throw-away cosign key. It links test harnesses, so it
+// is one (docs/architecture.md); the release command does not.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/imgctl/imgctl/cmd/imgctl/cli"
+	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/internal/release"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "release dry run:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, log io.Writer) error {
+	fs := flag.NewFlagSet("releasedryrun", flag.ContinueOnError)
+	flags := release.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c, err := flags.Config(ctx, log, cli.Execute)
+	if err != nil {
+		return err
+	}
+	return dryRun(ctx, c)
+}
+
+// dryRun runs the release against buildtest.StartLocal with a key pair
+// made for this run.
+func dryRun(ctx context.Context, c release.Config) (err error) {
+	l, err := buildtest.StartLocal(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, l.Close()) }()
+	keys, err := os.MkdirTemp("", "imgctl-release-keys-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(keys)
+	if err := os.Setenv("COSIGN_PASSWORD", "dry-run"); err != nil {
+		return err
+	}
+	prefix := filepath.Join(keys, "cosign")
+	if code := cli.Execute(ctx, []string{"keygen", prefix}, strings.NewReader(""), c.Log, c.Log); code != cli.ExitOK {
+		return fmt.Errorf("imgctl keygen: exit %d", code)
+	}
+	c.Repository = l.Registry.Host() + "/imgctl/imgctl"
+	c.Builder = l.Builder.Addr
+	c.LinuxBase = l.Bases.Distroless
+	c.WindowsBases = map[string]string{"ltsc2022": l.Bases.Nanoserver2022, "ltsc2025": l.Bases.Nanoserver2025}
+	c.Key, c.PublicKey = prefix+".key", prefix+".pub"
+	start := time.Now()
+	res, err := release.Run(ctx, c)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Log, "\ndry run done in %s: %d archives, %s, %s in %s; image %s\n",
+		time.Since(start).Round(time.Second), len(res.Archives), release.ChecksumsName, release.NotesName, c.Dist, res.Image)
+	return nil
+}
