@@ -80,7 +80,7 @@ demo: deps buildkitd build
 	$(GO) run ./internal/demo
 
 # The life of one image: build, sign, promote, Patch Tuesday, bases,
-# rebase, verify --nodes, sign and promote again (README "The lifecycle demo").
+# rebase, verify --nodes, sign and promote again (docs/lifecycle.md).
 demo-lifecycle: deps buildkitd
 	$(GO) run ./internal/demo/lifecycle
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/registry"
 )
@@ -126,7 +127,7 @@ type Plan struct {
 	contextDir  string
 	syntaxImage string
 	resolved    map[string]ResolvedBase // by resolvedKey
-	findings    [][]lint.Finding        // Preflight's, per variant
+	findings    [][]findings.Finding    // Preflight's, per variant
 	lintOpts    []lint.Options          // Preflight's, per variant
 	native      []bool                  // per variant: solved on a native Windows node (applyWaivers)
 	alsoTags    int                     // len(Options.AlsoTags): several tags are published by imgctl (tagsDirectly)
@@ -161,7 +162,7 @@ func Prepare(o Options) (*Plan, error) {
 			releases++
 		}
 	}
-	var findings []lint.Finding
+	var all []findings.Finding
 	for _, v := range vs {
 		lo := lint.Options{Platforms: v.Platforms, BuildArgs: v.BuildArgs, Target: o.Target,
 			WindowsReleases: releases, Resolve: o.BaseResolver}
@@ -169,7 +170,7 @@ func Prepare(o Options) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		findings = append(findings, fs...)
+		all = append(all, fs...)
 		p.findings = append(p.findings, fs)
 		p.lintOpts = append(p.lintOpts, lo)
 		fb, err := lint.FinalBases(dt, file, lo)
@@ -178,8 +179,8 @@ func Prepare(o Options) (*Plan, error) {
 		}
 		p.Bases = append(p.Bases, fb)
 	}
-	if len(findings) > 0 {
-		return p, lint.NewError(findings)
+	if len(all) > 0 {
+		return p, lint.NewError(all)
 	}
 	return p, nil
 }
@@ -199,7 +200,7 @@ func checkTag(ctx context.Context, o *Options, rc *registry.Client) error {
 			return err
 		}
 		if h != nil {
-			return registry.TagExistsError(t, *h, "--force")
+			return registry.TagExistsError(t, *h, "")
 		}
 	}
 	return nil

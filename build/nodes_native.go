@@ -6,6 +6,7 @@ import (
 
 	"github.com/moby/buildkit/client"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/lint"
 )
 
@@ -34,11 +35,11 @@ func NativeWindows(a Assignment, workers []*client.WorkerInfo) bool {
 // WaiveRunInWindows returns findings without the run-in-windows-stage ones
 // when native is true (the variant is solved on a native Windows node),
 // else findings unchanged.
-func WaiveRunInWindows(findings []lint.Finding, native bool) []lint.Finding {
+func WaiveRunInWindows(fs []findings.Finding, native bool) []findings.Finding {
 	if !native {
-		return findings
+		return fs
 	}
-	return slices.DeleteFunc(slices.Clone(findings), func(f lint.Finding) bool { return f.Rule == lint.RuleRunInWindowsStage })
+	return slices.DeleteFunc(slices.Clone(fs), func(f findings.Finding) bool { return f.Rule == lint.RuleRunInWindowsStage })
 }
 
 // waivable reports whether err is a *lint.Error that a native Windows
@@ -64,7 +65,7 @@ func (p *Plan) waivable(err error) bool {
 // whose node is native Windows (workers are per variant) and returns a
 // *lint.Error for what remains, nil when nothing does.
 func (p *Plan) applyWaivers(workers [][]*client.WorkerInfo) error {
-	var findings []lint.Finding
+	var kept []findings.Finding
 	for i, fs := range p.findings {
 		var ws []*client.WorkerInfo
 		if i < len(workers) {
@@ -72,10 +73,10 @@ func (p *Plan) applyWaivers(workers [][]*client.WorkerInfo) error {
 		}
 		native := NativeWindows(p.Assignments[i], ws)
 		p.native = append(p.native, native)
-		findings = append(findings, WaiveRunInWindows(fs, native)...)
+		kept = append(kept, WaiveRunInWindows(fs, native)...)
 	}
-	if len(findings) == 0 {
+	if len(kept) == 0 {
 		return nil
 	}
-	return lint.NewError(findings)
+	return lint.NewError(kept)
 }

@@ -67,7 +67,7 @@ func (p *Plan) publish(ctx context.Context, o *Options, rc *registry.Client, exp
 		}
 	}
 	return index.PublishPrepared(ctx, o.Tag, children, o.Annotations, index.Options{
-		Registry: rc, Logger: o.logger(), Force: o.Force, ForceFlag: "--force", TagChecked: true, AlsoTags: o.AlsoTags,
+		Registry: rc, Logger: o.logger(), Force: o.Force, TagChecked: true, AlsoTags: o.AlsoTags,
 	})
 }
 

@@ -49,12 +49,12 @@ func (s *session) dedupe(images []*Entry) ([]*Entry, error) {
 		kept = append(kept, best)
 		for _, e := range g {
 			if e != best {
-				s.note("dropped %s: --prefer newest kept %s", e, best.Descriptor.Digest)
+				s.note("dropped %s: the newest, %s, was kept", e, best.Descriptor.Digest)
 			}
 		}
 	}
 	if len(dups) > 0 {
-		return nil, fmt.Errorf("%w: %s (imgctl index create --prefer newest keeps the newest)", ErrDuplicatePlatform, strings.Join(dups, "; "))
+		return nil, fmt.Errorf("%w: %s", ErrDuplicatePlatform, strings.Join(dups, "; "))
 	}
 	return kept, nil
 }

@@ -58,9 +58,6 @@ type Options struct {
 	AlsoTags []name.Tag
 	// Force allows overwriting an existing tag.
 	Force bool
-	// ForceFlag names the calling verb's flag that sets Force ("--force"),
-	// for the refusal to suggest; "" where the verb has none.
-	ForceFlag string
 	// TagChecked tells PublishPrepared that the caller has just checked the
 	// tag under the same Force rule (imgctl build checks it before it
 	// solves), so it does not HEAD the tag again. A registry has no

@@ -113,7 +113,7 @@ func (s *session) check(target name.Tag, plan *Plan, existing []*v1.Hash) ([]nam
 			s.note("%s already points at %s: nothing to push", t, plan.Digest)
 			continue
 		case st.Overwrites():
-			if err := st.Rule(t, s.o.Force, s.o.ForceFlag); err != nil {
+			if err := st.Rule(t, s.o.Force, ""); err != nil {
 				return nil, err
 			}
 			s.note("overwriting %s (was %s)", t, h)

@@ -5,7 +5,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/imgctl/imgctl/verify"
+	"github.com/imgctl/imgctl/findings"
 )
 
 const containerAdministrator = "ContainerAdministrator"
@@ -48,13 +48,13 @@ func (c *wchecker) runAsNonRoot(p *pod, ct *container) {
 	}
 	if user.ok() {
 		if strings.EqualFold(str(user.Value), containerAdministrator) {
-			c.add(RuleRunAsNonRootAdministrator, verify.Error, p.obj, ct.name, user.Line(),
+			c.add(RuleRunAsNonRootAdministrator, findings.Error, p.obj, ct.name, user.Line(),
 				"runAsNonRoot is true (line %d) but runAsUserName is ContainerAdministrator: kubelet refuses to start the container (\"will be regarded as root identity and will break non-root policy\"); use ContainerUser", nonRoot.Line())
 		}
 		return
 	}
 	if vs := c.adminVariants(); len(vs) > 0 {
-		c.add(RuleRunAsNonRootAdministrator, verify.Error, p.obj, ct.name, nonRoot.Line(),
+		c.add(RuleRunAsNonRootAdministrator, findings.Error, p.obj, ct.name, nonRoot.Line(),
 			"runAsNonRoot is true and no runAsUserName is set, so the image's user applies, and its Windows variant(s) %s run as ContainerAdministrator: kubelet refuses to start the container; set windowsOptions.runAsUserName: ContainerUser or USER ContainerUser in the Dockerfile", strings.Join(vs, ", "))
 	}
 }
@@ -83,7 +83,7 @@ func (c *wchecker) memoryLimit(p *pod, ct *container) {
 	if path(ct.node, "resources", "limits", "memory").ok() {
 		return
 	}
-	c.add(RuleNoMemoryLimit, verify.Warning, p.obj, ct.name, ct.node.Line,
+	c.add(RuleNoMemoryLimit, findings.Warning, p.obj, ct.name, ct.node.Line,
 		"%s has no resources.limits.memory: Windows has no OOM killer, the job object's commit limit is the only guard, so a leak exhausts the node's memory and page file", ct.path)
 }
 
@@ -98,7 +98,7 @@ func (c *wchecker) probes(p *pod, ct *container) {
 		if to.ok() && str(to.Value) != "1" {
 			continue
 		}
-		c.add(RuleExecProbeDefaultTimeout, verify.Warning, p.obj, ct.name, pf.Line(),
+		c.add(RuleExecProbeDefaultTimeout, findings.Warning, p.obj, ct.name, pf.Line(),
 			"%s.%s is an exec probe with timeoutSeconds 1 (the default): starting a process in a Windows container often takes longer, so the probe times out and kubelet restarts the container or marks it unready; set timeoutSeconds to 5 or more", ct.path, name)
 	}
 }
@@ -124,10 +124,10 @@ func (c *wchecker) preStop(p *pod, ct *container) {
 	base = strings.TrimSuffix(base, ".exe")
 	switch {
 	case posixShells[base]:
-		c.add(RulePreStopNeedsShell, verify.Error, p.obj, ct.name, f.Line(),
+		c.add(RulePreStopNeedsShell, findings.Error, p.obj, ct.name, f.Line(),
 			"the preStop hook runs %q, but Windows images have no POSIX shell: the hook fails and the pod is killed without its graceful stop; use the sleep action or cmd /c", argv0)
 	case powerShells[base]:
-		c.add(RulePreStopNeedsShell, verify.Warning, p.obj, ct.name, f.Line(),
+		c.add(RulePreStopNeedsShell, findings.Warning, p.obj, ct.name, f.Line(),
 			"the preStop hook runs %q, which nanoserver images do not have (only cmd.exe): make sure the image is based on servercore or ships PowerShell, or use the sleep action", argv0)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
@@ -14,13 +15,13 @@ type NodeReport struct {
 	// Findings name the node in their message. Digest and Platform are
 	// those of the variant the node's engine selects, or the node's own
 	// platform when it selects none.
-	Findings []verify.Finding
+	Findings []findings.Finding
 	// Targets has one row per node and engine: Target is the node name.
 	Targets []verify.TargetResult
 	// Unreachable are unreachable-variant warnings for the Windows
 	// variants no node selects. Merge adds them only when the nodes
 	// replace the default targets.
-	Unreachable []verify.Finding
+	Unreachable []findings.Finding
 }
 
 // CheckNodes simulates, on every node, the engine the node runs (every
@@ -80,14 +81,14 @@ type nodeChecker struct {
 func (c *nodeChecker) node(n Node, why string, results []verify.HostResult) {
 	host, ok := n.Host()
 	if !ok {
-		c.add(RuleNodeUnknownPlatform, verify.Warning, "", -1, "node %s: cannot read its OS, architecture and Windows build from status.nodeInfo or its labels; not checked", n.Name)
+		c.add(RuleNodeUnknownPlatform, findings.Warning, "", -1, "node %s: cannot read its OS, architecture and Windows build from status.nodeInfo or its labels; not checked", n.Name)
 		return
 	}
 	if n.IsWindows() {
 		c.windows++
 	}
 	if why != "" {
-		c.add(RuleNodeUnknownRuntime, verify.Warning, platform.Format(host), -1, "node %s: %s", n.Name, why)
+		c.add(RuleNodeUnknownRuntime, findings.Warning, platform.Format(host), -1, "node %s: %s", n.Name, why)
 	}
 	for _, r := range results {
 		c.engine(n, r)
@@ -105,25 +106,25 @@ func (c *nodeChecker) engine(n Node, r verify.HostResult) {
 	}
 	if sel.Engine.Name() != platform.Containerd {
 		if ref := r.Selections[1].Index; sel.Index != ref {
-			c.add(RuleNodeEngineQuirk, verify.Warning, platform.Format(host), sel.Index,
+			c.add(RuleNodeEngineQuirk, findings.Warning, platform.Format(host), sel.Index,
 				"node %s (%s) runs %s (profile %s), which picks %s where %s picks %s; the node keeps this choice until its runtime is upgraded",
 				n.Name, describeHost(host), n.Runtime, sel.Engine.Name(), c.describe(sel.Index), platform.PrimaryRanges(platform.Containerd), c.describe(ref))
 		}
 	}
 	if q := sel.Quirk; q != nil && platform.RanksByString(sel.Engine) {
-		c.add(verify.RuleOrderingQuirk, verify.Warning, platform.Format(host), sel.Index,
+		c.add(verify.RuleOrderingQuirk, findings.Warning, platform.Format(host), sel.Index,
 			"node %s: %s compares os.version as strings and picks %s over the newer %s", n.Name, sel.Engine.Name(), q.Selected, q.Newer)
 	}
 }
 
 func (c *nodeChecker) noVariant(n Node, host platform.Platform, sel verify.Selection) {
 	if sel.Index < 0 {
-		c.add(RuleNodeNoVariant, verify.Error, platform.Format(host), -1,
+		c.add(RuleNodeNoVariant, findings.Error, platform.Format(host), -1,
 			"node %s (%s, %s) runs no variant of this index, which has %s: its pods fail with \"no match for platform in manifest\"",
 			n.Name, describeHost(host), sel.Engine.Name(), c.available())
 		return
 	}
-	c.add(RuleNodeNoVariant, verify.Error, platform.Format(host), sel.Index,
+	c.add(RuleNodeNoVariant, findings.Error, platform.Format(host), sel.Index,
 		"node %s (%s, %s) picks %s, which does not start there: \"The operating system of the container does not match the operating system of the host\"",
 		n.Name, describeHost(host), sel.Engine.Name(), c.describe(sel.Index))
 }
@@ -136,16 +137,16 @@ func (c *nodeChecker) unreachable(unserved []int) {
 	}
 	for _, i := range unserved {
 		e := &c.s.Entries[i]
-		c.r.Unreachable = append(c.r.Unreachable, verify.Finding{
-			Rule: verify.RuleUnreachableVariant, Severity: verify.Warning,
+		c.r.Unreachable = append(c.r.Unreachable, findings.Finding{
+			Rule: verify.RuleUnreachableVariant, Severity: findings.Warning,
 			Digest: e.Descriptor.Digest.String(), Platform: platform.FormatPtr(e.Platform()),
 			Message: "this variant serves none of the nodes: " + who,
 		})
 	}
 }
 
-func (c *nodeChecker) add(rule string, sev verify.Severity, plat string, sel int, format string, args ...any) {
-	f := verify.Finding{Rule: rule, Severity: sev, Platform: plat, Message: fmt.Sprintf(format, args...)}
+func (c *nodeChecker) add(rule string, sev findings.Severity, plat string, sel int, format string, args ...any) {
+	f := findings.Finding{Rule: rule, Severity: sev, Platform: plat, Message: fmt.Sprintf(format, args...)}
 	if sel >= 0 {
 		e := &c.s.Entries[sel]
 		f.Digest, f.Platform = e.Descriptor.Digest.String(), platform.FormatPtr(e.Platform())

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/snapshot"
@@ -32,20 +33,20 @@ func TestCheckNodes(t *testing.T) {
 		name, nodes string
 		s           *snapshot.Snapshot
 		rule        string
-		sev         verify.Severity // "" = not reported
-		mention     []string        // substrings of that rule's message
+		sev         findings.Severity // "" = not reported
+		mention     []string          // substrings of that rule's message
 	}{
-		{"2022 node, only a 2025 variant", "nodes-migration.json", only25, RuleNodeNoVariant, verify.Error, []string{"akswin22000000", "build 20348", "containerd-legacy", "windows/amd64:10.0.26100.6584"}},
+		{"2022 node, only a 2025 variant", "nodes-migration.json", only25, RuleNodeNoVariant, findings.Error, []string{"akswin22000000", "build 20348", "containerd-legacy", "windows/amd64:10.0.26100.6584"}},
 		{"2022 and 2025 variants", "nodes-migration.json", both, RuleNodeNoVariant, "", nil},
-		{"arm64 node without arm64", "nodes-hybrid.json", noArm, RuleNodeNoVariant, verify.Error, []string{"aks-arm64-31416920-vmss000000", "linux/arm64", "containerd"}},
+		{"arm64 node without arm64", "nodes-hybrid.json", noArm, RuleNodeNoVariant, findings.Error, []string{"aks-arm64-31416920-vmss000000", "linux/arm64", "containerd"}},
 		{"hybrid cluster, full index", "nodes-hybrid.json", both, RuleNodeNoVariant, "", nil},
-		{"1.7 on a 2025 node, oldest first", "nodes-2025-containerd17.json", oldestFirst, RuleNodeEngineQuirk, verify.Warning, []string{"akswin25000001", "containerd-legacy", regtest.OSVersionLTSC2022, regtest.OSVersionLTSC2025}},
+		{"1.7 on a 2025 node, oldest first", "nodes-2025-containerd17.json", oldestFirst, RuleNodeEngineQuirk, findings.Warning, []string{"akswin25000001", "containerd-legacy", regtest.OSVersionLTSC2022, regtest.OSVersionLTSC2025}},
 		{"1.7 on a 2025 node, newest first", "nodes-2025-containerd17.json", quirky, RuleNodeEngineQuirk, "", nil},
 		{"containerd 2 on a 2025 node", "nodes-migration.json", quirky, RuleNodeEngineQuirk, "", nil},
 		{"1.7 on a 2025 node with one variant", "nodes-2025-containerd17.json", only25, RuleNodeEngineQuirk, "", nil},
-		{"containerd 1.6", "nodes-unknown-runtime.json", both, RuleNodeUnknownRuntime, verify.Warning, []string{"akswin22000001", "1.6.36"}},
+		{"containerd 1.6", "nodes-unknown-runtime.json", both, RuleNodeUnknownRuntime, findings.Warning, []string{"akswin22000001", "1.6.36"}},
 		{"known runtimes", "nodes-hybrid.json", both, RuleNodeUnknownRuntime, "", nil},
-		{"string order on containerd 2", "nodes-hybrid.json", stringOrder, verify.RuleOrderingQuirk, verify.Warning, []string{"akswin25000000", "10.0.26100.9999"}},
+		{"string order on containerd 2", "nodes-hybrid.json", stringOrder, verify.RuleOrderingQuirk, findings.Warning, []string{"akswin25000000", "10.0.26100.9999"}},
 		{"string order on containerd 2 with one revision", "nodes-hybrid.json", only25, verify.RuleOrderingQuirk, "", nil},
 	}
 	for _, tc := range cases {
@@ -103,7 +104,7 @@ func TestCheckNodesForeignRuntime(t *testing.T) {
 
 func TestCheckNodesUnknownPlatform(t *testing.T) {
 	r := CheckNodes(loadSnapshot(t, win(t, regtest.OSVersionLTSC2025)), []Node{{Name: "mystery", OS: "windows", Architecture: "amd64", Runtime: "containerd://2.1.4"}})
-	if rules(r.Findings)[RuleNodeUnknownPlatform] != verify.Warning || len(r.Targets) != 0 {
+	if rules(r.Findings)[RuleNodeUnknownPlatform] != findings.Warning || len(r.Targets) != 0 {
 		t.Fatalf("findings %+v rows %+v", r.Findings, r.Targets)
 	}
 }
@@ -114,7 +115,7 @@ func TestMerge(t *testing.T) {
 	s := loadSnapshot(t, win(t, regtest.OSVersionLTSC2025))
 	nodes := readFixture(t, "nodes-hybrid.json")[2:] // the 2025 node
 	rep := verify.Evaluate("r", s, verify.Options{})
-	if rep.Passed || rules(rep.Findings)[verify.RuleNoVariantForTarget] != verify.Error {
+	if rep.Passed || rules(rep.Findings)[verify.RuleNoVariantForTarget] != findings.Error {
 		t.Fatalf("the default ltsc2022 target should fail: %+v", rep.Findings)
 	}
 	defaults := len(rep.Targets)

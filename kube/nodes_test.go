@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/snapshot"
-	"github.com/imgctl/imgctl/verify"
 )
 
 func readFixture(t *testing.T, name string) []Node {
@@ -125,10 +125,10 @@ func loadSnapshot(t *testing.T, entries ...regtest.Entry) *snapshot.Snapshot {
 	return s
 }
 
-func rules(fs []verify.Finding) map[string]verify.Severity {
-	out := map[string]verify.Severity{}
+func rules(fs []findings.Finding) map[string]findings.Severity {
+	out := map[string]findings.Severity{}
 	for _, f := range fs {
-		if out[f.Rule] != verify.Error {
+		if out[f.Rule] != findings.Error {
 			out[f.Rule] = f.Severity
 		}
 	}

@@ -6,7 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/imgctl/imgctl/verify"
+	"github.com/imgctl/imgctl/findings"
 )
 
 // Fields the API server rejects when spec.os.name is windows (the list of
@@ -106,7 +106,7 @@ func (c *wchecker) forbidden(p *pod, ctr string, sc field, names []string, at st
 		if !f.ok() || f.Value.Tag == "!!null" {
 			continue
 		}
-		c.add(RuleWindowsForbiddenField, verify.Error, p.obj, ctr, f.Line(),
+		c.add(RuleWindowsForbiddenField, findings.Error, p.obj, ctr, f.Line(),
 			"%s.%s is forbidden in a pod with spec.os.name: windows (whatever its value): the API server rejects the object; remove it", at, name)
 	}
 }
@@ -134,12 +134,12 @@ func (c *wchecker) toleration(p *pod, why string) {
 		line = p.spec.Line()
 	}
 	if p.className != "" && p.class == nil {
-		c.add(RuleMissingWindowsToleration, verify.Warning, p.obj, "", get(p.spec.Value, "runtimeClassName").Line(),
+		c.add(RuleMissingWindowsToleration, findings.Warning, p.obj, "", get(p.spec.Value, "runtimeClassName").Line(),
 			"RuntimeClass %s not given: pass its manifest to check its tolerations and node selector; "+
 				"the pod lands on Windows (%s) and does not itself tolerate the Windows taint %s", p.className, why, t)
 		return
 	}
-	c.add(RuleMissingWindowsToleration, verify.Warning, p.obj, "", line,
+	c.add(RuleMissingWindowsToleration, findings.Warning, p.obj, "", line,
 		"the pod lands on Windows (%s) but neither it nor its RuntimeClass tolerates the Windows taint %s: it stays Pending on tainted Windows nodes; add the toleration or set --windows-taint", why, t)
 }
 

@@ -3,6 +3,7 @@ package kube
 import (
 	"strings"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/verify"
 )
@@ -18,7 +19,7 @@ func (c *wchecker) runtimeClassVariant(rc runtimeClass) {
 	build := strings.TrimSpace(str(wb.Value))
 	v, err := platform.ParseHostVersion(build)
 	if err != nil {
-		c.add(RuleRuntimeClassNoVariant, verify.Error, rc.obj, "", wb.Line(),
+		c.add(RuleRuntimeClassNoVariant, findings.Error, rc.obj, "", wb.Line(),
 			"%s %q is not a Windows build such as 10.0.26100: no node carries it, so the RuntimeClass schedules nowhere", LabelWindowsBuild, build)
 		return
 	}
@@ -38,7 +39,7 @@ func (c *wchecker) runtimeClassVariant(rc runtimeClass) {
 	if len(have) == 0 {
 		have = []string{"none"}
 	}
-	c.add(RuleRuntimeClassNoVariant, verify.Error, rc.obj, "", wb.Line(),
+	c.add(RuleRuntimeClassNoVariant, findings.Error, rc.obj, "", wb.Line(),
 		"RuntimeClass %s selects %s nodes, but containerd there runs no variant of the image index (Windows variants: %s): its pods fail with \"no match for platform in manifest\"",
 		rc.obj.Name, platform.Format(host), strings.Join(have, ", "))
 }

@@ -2,12 +2,13 @@ package kube
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/snapshot"
-	"github.com/imgctl/imgctl/verify"
 )
 
 // Taint is a node taint that Windows pods must tolerate.
@@ -53,34 +54,47 @@ type WorkloadOptions struct {
 	WindowsTaint Taint
 }
 
-// WorkloadFinding is one problem in a manifest.
-type WorkloadFinding struct {
-	Rule     string          `json:"rule"`
-	Severity verify.Severity `json:"severity"`
-	File     string          `json:"file"`
-	Line     int             `json:"line"`
-	// Object is Kind/name.
-	Object string `json:"object"`
-	// Container is the container's name, or "" for pod-level findings.
-	Container string `json:"container"`
-	Message   string `json:"message"`
-}
-
-// WorkloadReport is the result of CheckWorkloads.
+// WorkloadReport is the result of CheckWorkloads. Its findings set File
+// (as ReadManifests was given it), Line, Object (Kind/name) and Container
+// (the container's name, "" for a pod-level finding).
 type WorkloadReport struct {
-	Passed   bool              `json:"passed"`
-	Findings []WorkloadFinding `json:"findings"`
+	Passed   bool               `json:"passed"`
+	Findings []findings.Finding `json:"findings"`
 }
 
 // Errors counts the findings of error severity.
 func (r *WorkloadReport) Errors() int {
-	n := 0
-	for _, f := range r.Findings {
-		if f.Severity == verify.Error {
-			n++
-		}
+	return findings.Count(r.Findings, findings.Error)
+}
+
+// workloadFinding is a finding as check-workload -o json prints it: file,
+// line, object and container always, container "" for a pod-level
+// finding; no digest, platform or stage.
+type workloadFinding struct {
+	Rule      string            `json:"rule"`
+	Severity  findings.Severity `json:"severity"`
+	File      string            `json:"file"`
+	Line      int               `json:"line"`
+	Object    string            `json:"object"`
+	Container string            `json:"container"`
+	Message   string            `json:"message"`
+}
+
+// MarshalJSON encodes the report as check-workload's JSON contract, which
+// keeps "container": "" where findings.Finding's encoding leaves it out.
+func (r WorkloadReport) MarshalJSON() ([]byte, error) {
+	var fs []workloadFinding
+	if r.Findings != nil {
+		fs = make([]workloadFinding, len(r.Findings))
 	}
-	return n
+	for i, f := range r.Findings {
+		fs[i] = workloadFinding{Rule: f.Rule, Severity: f.Severity, File: f.File, Line: f.Line,
+			Object: f.Object, Container: f.Container, Message: f.Message}
+	}
+	return json.Marshal(struct {
+		Passed   bool              `json:"passed"`
+		Findings []workloadFinding `json:"findings"`
+	}{r.Passed, fs})
 }
 
 // CheckWorkloads checks every pod template that lands on Windows nodes (by
@@ -89,7 +103,7 @@ func (r *WorkloadReport) Errors() int {
 // RuntimeClass. RuntimeClasses apply across all objs, whatever file they
 // came from. It does no I/O.
 func CheckWorkloads(objs []Object, o WorkloadOptions) *WorkloadReport {
-	c := &wchecker{o: o, classes: map[string]runtimeClass{}, r: &WorkloadReport{Findings: []WorkloadFinding{}}}
+	c := &wchecker{o: o, classes: map[string]runtimeClass{}, r: &WorkloadReport{Findings: []findings.Finding{}}}
 	for _, obj := range objs {
 		if rc, ok := obj.runtimeClass(); ok {
 			c.classes[obj.Name] = rc
@@ -112,7 +126,7 @@ func (c *wchecker) sort(objs []Object) {
 			order[o.File] = len(order)
 		}
 	}
-	slices.SortStableFunc(c.r.Findings, func(a, b WorkloadFinding) int {
+	slices.SortStableFunc(c.r.Findings, func(a, b findings.Finding) int {
 		return cmp.Or(cmp.Compare(order[a.File], order[b.File]), cmp.Compare(a.Line, b.Line))
 	})
 }
@@ -123,11 +137,11 @@ type wchecker struct {
 	r       *WorkloadReport
 }
 
-func (c *wchecker) add(rule string, sev verify.Severity, obj Object, container string, line int, format string, args ...any) {
+func (c *wchecker) add(rule string, sev findings.Severity, obj Object, container string, line int, format string, args ...any) {
 	if line == 0 {
 		line = obj.Line
 	}
-	c.r.Findings = append(c.r.Findings, WorkloadFinding{
+	c.r.Findings = append(c.r.Findings, findings.Finding{
 		Rule: rule, Severity: sev, File: obj.File, Line: line, Object: obj.ID(),
 		Container: container, Message: fmt.Sprintf(format, args...),
 	})

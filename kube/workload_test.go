@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -8,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/snapshot"
-	"github.com/imgctl/imgctl/verify"
 )
 
 // winPod is a Windows pod whose spec gets extra lines (indented four spaces)
@@ -77,44 +78,44 @@ func TestWorkloadRules(t *testing.T) {
 		name, in string
 		o        WorkloadOptions
 		rule     string
-		sev      verify.Severity // "" = not reported
+		sev      findings.Severity // "" = not reported
 	}{
-		{"pod runAsUser", winPod("securityContext: {runAsUser: 1000}", ""), def, RuleWindowsForbiddenField, verify.Error},
-		{"container privileged false", winPod("", "securityContext: {privileged: false}"), def, RuleWindowsForbiddenField, verify.Error},
+		{"pod runAsUser", winPod("securityContext: {runAsUser: 1000}", ""), def, RuleWindowsForbiddenField, findings.Error},
+		{"container privileged false", winPod("", "securityContext: {privileged: false}"), def, RuleWindowsForbiddenField, findings.Error},
 		{"windowsOptions only", winPod("securityContext: {windowsOptions: {runAsUserName: ContainerUser}}", ""), def, RuleWindowsForbiddenField, ""},
 		{"null field", winPod("", "securityContext: {privileged: null}"), def, RuleWindowsForbiddenField, ""},
 		{"linux pod", linuxPod, def, RuleWindowsForbiddenField, ""},
 
-		{"runAsUserName ContainerAdministrator", winPod("securityContext: {runAsNonRoot: true, windowsOptions: {runAsUserName: ContainerAdministrator}}", ""), def, RuleRunAsNonRootAdministrator, verify.Error},
+		{"runAsUserName ContainerAdministrator", winPod("securityContext: {runAsNonRoot: true, windowsOptions: {runAsUserName: ContainerAdministrator}}", ""), def, RuleRunAsNonRootAdministrator, findings.Error},
 		{"runAsUserName ContainerUser", winPod("securityContext: {runAsNonRoot: true, windowsOptions: {runAsUserName: ContainerUser}}", ""), with(admin), RuleRunAsNonRootAdministrator, ""},
-		{"image user ContainerAdministrator", winPod("", "securityContext: {runAsNonRoot: true}"), with(admin), RuleRunAsNonRootAdministrator, verify.Error},
+		{"image user ContainerAdministrator", winPod("", "securityContext: {runAsNonRoot: true}"), with(admin), RuleRunAsNonRootAdministrator, findings.Error},
 		{"image user ContainerUser", winPod("", "securityContext: {runAsNonRoot: true}"), with(user), RuleRunAsNonRootAdministrator, ""},
 		{"image admin without runAsNonRoot", winPod("", ""), with(admin), RuleRunAsNonRootAdministrator, ""},
 		{"image unknown", winPod("", "securityContext: {runAsNonRoot: true}"), def, RuleRunAsNonRootAdministrator, ""},
 
-		{"2022 class, 2025 image", rc2022 + winPod("runtimeClassName: win", ""), with(only25), RuleRuntimeClassNoVariant, verify.Error},
+		{"2022 class, 2025 image", rc2022 + winPod("runtimeClassName: win", ""), with(only25), RuleRuntimeClassNoVariant, findings.Error},
 		{"2022 class, 2022 image", rc2022 + winPod("runtimeClassName: win", ""), with(user), RuleRuntimeClassNoVariant, ""},
 		{"2022 class, no image", rc2022 + winPod("runtimeClassName: win", ""), def, RuleRuntimeClassNoVariant, ""},
-		{"malformed build", strings.Replace(rc2022, `"10.0.20348"`, "ltsc2022", 1), with(user), RuleRuntimeClassNoVariant, verify.Error},
+		{"malformed build", strings.Replace(rc2022, `"10.0.20348"`, "ltsc2022", 1), with(user), RuleRuntimeClassNoVariant, findings.Error},
 
-		{"no toleration", strings.Replace(winPod("", ""), "tolerations:", "x-tolerations:", 1), def, RuleMissingWindowsToleration, verify.Warning},
+		{"no toleration", strings.Replace(winPod("", ""), "tolerations:", "x-tolerations:", 1), def, RuleMissingWindowsToleration, findings.Warning},
 		{"toleration from the RuntimeClass", rc2022 + strings.Replace(winPod("runtimeClassName: win", ""), "tolerations:", "x-tolerations:", 1), def, RuleMissingWindowsToleration, ""},
 		{"toleration of everything", strings.Replace(winPod("", ""), "{key: os, operator: Equal, value: windows, effect: NoSchedule}", "{operator: Exists}", 1), def, RuleMissingWindowsToleration, ""},
-		{"another taint", winPod("", ""), WorkloadOptions{WindowsTaint: Taint{Key: "sku", Value: "windows", Effect: "NoSchedule"}}, RuleMissingWindowsToleration, verify.Warning},
+		{"another taint", winPod("", ""), WorkloadOptions{WindowsTaint: Taint{Key: "sku", Value: "windows", Effect: "NoSchedule"}}, RuleMissingWindowsToleration, findings.Warning},
 		{"taint check off", strings.Replace(winPod("", ""), "tolerations:", "x-tolerations:", 1), WorkloadOptions{}, RuleMissingWindowsToleration, ""},
-		{"windows by affinity", strings.Replace(strings.Replace(winPod("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/os, operator: In, values: [windows]}]}]}}}", ""), "name: windows", "name: \"\"", 1), "tolerations:", "x-tolerations:", 1), def, RuleMissingWindowsToleration, verify.Warning},
+		{"windows by affinity", strings.Replace(strings.Replace(winPod("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/os, operator: In, values: [windows]}]}]}}}", ""), "name: windows", "name: \"\"", 1), "tolerations:", "x-tolerations:", 1), def, RuleMissingWindowsToleration, findings.Warning},
 
-		{"no memory limit", strings.Replace(winPod("", ""), "resources:", "x-resources:", 1), def, RuleNoMemoryLimit, verify.Warning},
+		{"no memory limit", strings.Replace(winPod("", ""), "resources:", "x-resources:", 1), def, RuleNoMemoryLimit, findings.Warning},
 		{"memory limit", winPod("", ""), def, RuleNoMemoryLimit, ""},
 
-		{"exec probe without timeout", winPod("", "livenessProbe: {exec: {command: [cmd, /c, exit 0]}}"), def, RuleExecProbeDefaultTimeout, verify.Warning},
-		{"exec probe timeout 1", winPod("", "startupProbe: {exec: {command: [cmd]}, timeoutSeconds: 1}"), def, RuleExecProbeDefaultTimeout, verify.Warning},
+		{"exec probe without timeout", winPod("", "livenessProbe: {exec: {command: [cmd, /c, exit 0]}}"), def, RuleExecProbeDefaultTimeout, findings.Warning},
+		{"exec probe timeout 1", winPod("", "startupProbe: {exec: {command: [cmd]}, timeoutSeconds: 1}"), def, RuleExecProbeDefaultTimeout, findings.Warning},
 		{"exec probe timeout 5", winPod("", "readinessProbe: {exec: {command: [cmd]}, timeoutSeconds: 5}"), def, RuleExecProbeDefaultTimeout, ""},
 		{"httpGet probe", winPod("", "readinessProbe: {httpGet: {path: /, port: 80}}"), def, RuleExecProbeDefaultTimeout, ""},
 
-		{"preStop sh", winPod("", "lifecycle: {preStop: {exec: {command: [sh, -c, sleep 5]}}}"), def, RulePreStopNeedsShell, verify.Error},
-		{"preStop /usr/bin/bash", winPod("", "lifecycle: {preStop: {exec: {command: [/usr/bin/bash]}}}"), def, RulePreStopNeedsShell, verify.Error},
-		{"preStop powershell", winPod("", `lifecycle: {preStop: {exec: {command: ['C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe']}}}`), def, RulePreStopNeedsShell, verify.Warning},
+		{"preStop sh", winPod("", "lifecycle: {preStop: {exec: {command: [sh, -c, sleep 5]}}}"), def, RulePreStopNeedsShell, findings.Error},
+		{"preStop /usr/bin/bash", winPod("", "lifecycle: {preStop: {exec: {command: [/usr/bin/bash]}}}"), def, RulePreStopNeedsShell, findings.Error},
+		{"preStop powershell", winPod("", `lifecycle: {preStop: {exec: {command: ['C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe']}}}`), def, RulePreStopNeedsShell, findings.Warning},
 		{"preStop cmd", winPod("", "lifecycle: {preStop: {exec: {command: [cmd.exe, /c, stop.cmd]}}}"), def, RulePreStopNeedsShell, ""},
 		{"preStop sleep", winPod("", "lifecycle: {preStop: {sleep: {seconds: 5}}}"), def, RulePreStopNeedsShell, ""},
 		{"linux preStop sh", linuxPod, def, RulePreStopNeedsShell, ""},
@@ -122,9 +123,9 @@ func TestWorkloadRules(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := checkYAML(t, tc.in, tc.o)
-			var got verify.Severity
+			var got findings.Severity
 			for _, f := range r.Findings {
-				if f.Rule == tc.rule && got != verify.Error {
+				if f.Rule == tc.rule && got != findings.Error {
 					got = f.Severity
 				}
 			}
@@ -233,7 +234,7 @@ func TestRuntimeClassNotGiven(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := checkYAML(t, tc.in, WorkloadOptions{WindowsTaint: DefaultWindowsTaint})
-			var got []WorkloadFinding
+			var got []findings.Finding
 			for _, f := range r.Findings {
 				if f.Rule == RuleMissingWindowsToleration {
 					got = append(got, f)
@@ -245,12 +246,39 @@ func TestRuntimeClassNotGiven(t *testing.T) {
 				}
 				return
 			}
-			if len(got) != 1 || got[0].Line != tc.line || got[0].Severity != verify.Warning || !strings.Contains(got[0].Message, tc.message) {
+			if len(got) != 1 || got[0].Line != tc.line || got[0].Severity != findings.Warning || !strings.Contains(got[0].Message, tc.message) {
 				t.Fatalf("findings %+v, want one warning at line %d with %q", got, tc.line, tc.message)
 			}
 			if tc.name == "not given" && strings.Contains(got[0].Message, "neither it nor its RuntimeClass") {
 				t.Errorf("message blames the RuntimeClass: %s", got[0].Message)
 			}
 		})
+	}
+}
+
+// TestWorkloadReportJSON: check-workload's JSON contract has file, line,
+// object and container in every finding, "container": "" for a pod-level
+// one, and none of the fields other checks set.
+func TestWorkloadReportJSON(t *testing.T) {
+	r := &WorkloadReport{Passed: false, Findings: []findings.Finding{
+		{Rule: RuleMissingWindowsToleration, Severity: findings.Warning, File: "w.yaml", Line: 3, Object: "Pod/p", Message: "m<1>"},
+		{Rule: RuleNoMemoryLimit, Severity: findings.Error, File: "-", Line: 9, Object: "Pod/p", Container: "c", Message: "n"},
+	}}
+	b, err := json.Marshal(r)
+	want := `{"passed":false,"findings":[` +
+		`{"rule":"missing-windows-toleration","severity":"warning","file":"w.yaml","line":3,"object":"Pod/p","container":"","message":"m\u003c1\u003e"},` +
+		`{"rule":"no-memory-limit","severity":"error","file":"-","line":9,"object":"Pod/p","container":"c","message":"n"}]}`
+	if err != nil || string(b) != want {
+		t.Errorf("got  %s, %v\nwant %s", b, err, want)
+	}
+	for _, r := range []*WorkloadReport{{Passed: true, Findings: []findings.Finding{}}, {Passed: true}} {
+		b, err := json.Marshal(*r)
+		want := `{"passed":true,"findings":[]}`
+		if r.Findings == nil {
+			want = `{"passed":true,"findings":null}`
+		}
+		if err != nil || string(b) != want {
+			t.Errorf("got %s, %v, want %s", b, err, want)
+		}
 	}
 }

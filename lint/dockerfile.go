@@ -9,12 +9,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1"
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
+
+	"github.com/imgctl/imgctl/findings"
 )
 
 // dockerfile is a Dockerfile parsed once for Preflight and FinalBases.
 type dockerfile struct {
 	escape   rune
-	findings []Finding // invalid exec forms, found while parsing
+	findings []findings.Finding // invalid exec forms, found while parsing
 	skip     map[*parser.Node]bool
 	stages   []instructions.Stage
 	metaArgs []instructions.ArgCommand
@@ -27,12 +29,12 @@ func parseDockerfile(dt []byte, file string) (*dockerfile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidDockerfile, file, err)
 	}
-	findings, skip := execFormFindings(res.AST, file)
+	fs, skip := execFormFindings(res.AST, file)
 	stages, metaArgs, err := parseInstructions(res.AST, skip)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidDockerfile, file, err)
 	}
-	return &dockerfile{escape: res.EscapeToken, findings: findings, skip: skip, stages: stages, metaArgs: metaArgs}, nil
+	return &dockerfile{escape: res.EscapeToken, findings: fs, skip: skip, stages: stages, metaArgs: metaArgs}, nil
 }
 
 // targets returns the platforms to check: opts', or the build platform as

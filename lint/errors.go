@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/imgctl/imgctl/findings"
 )
 
 // ErrInvalidDockerfile is returned (wrapped) when a Dockerfile cannot be parsed
@@ -20,21 +22,21 @@ var ErrFindings = errors.New("preflight found problems in the Dockerfile")
 // Error carries the findings that stopped a build.
 type Error struct {
 	// Findings are the problems, sorted by line when NewError made the Error.
-	Findings []Finding
+	Findings []findings.Finding
 }
 
 // NewError returns an *Error with findings sorted by line, then rule,
 // platform, stage and message, without duplicates: the findings of several
 // variants, merged. It sorts findings in place.
-func NewError(findings []Finding) *Error {
-	return &Error{Findings: sortFindings(findings)}
+func NewError(fs []findings.Finding) *Error {
+	return &Error{Findings: sortFindings(fs)}
 }
 
 // Error summarises the findings.
 func (e *Error) Error() string {
 	lines := make([]string, 0, len(e.Findings))
 	for _, f := range e.Findings {
-		lines = append(lines, f.String())
+		lines = append(lines, FormatFinding(f))
 	}
 	return fmt.Sprintf("%v:\n%s", ErrFindings, strings.Join(lines, "\n"))
 }

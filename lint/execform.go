@@ -6,6 +6,8 @@ import (
 	"unicode"
 
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
+
+	"github.com/imgctl/imgctl/findings"
 )
 
 // execFormCommands are the instructions whose arguments may be a JSON array.
@@ -14,8 +16,8 @@ var execFormCommands = []string{"entrypoint", "cmd", "shell", "run"}
 // execFormFindings reports instructions that were meant as exec form but are not
 // a valid JSON string array, so BuildKit's parser silently fell back to shell
 // form. The returned set holds the reported nodes.
-func execFormFindings(ast *parser.Node, file string) ([]Finding, map[*parser.Node]bool) {
-	var findings []Finding
+func execFormFindings(ast *parser.Node, file string) ([]findings.Finding, map[*parser.Node]bool) {
+	var out []findings.Finding
 	skip := map[*parser.Node]bool{}
 	stage, index := "", -1
 	for _, n := range ast.Children {
@@ -28,9 +30,9 @@ func execFormFindings(ast *parser.Node, file string) ([]Finding, map[*parser.Nod
 		}
 		skip[n] = true
 		name := strings.ToUpper(n.Value)
-		findings = append(findings, Finding{
+		out = append(out, findings.Finding{
 			Rule:     RuleInvalidExecForm,
-			Severity: SeverityError,
+			Severity: findings.Error,
 			File:     file,
 			Line:     n.StartLine,
 			Stage:    stage,
@@ -38,7 +40,7 @@ func execFormFindings(ast *parser.Node, file string) ([]Finding, map[*parser.Nod
 				"(a backslash must be written as \\\\); BuildKit would run it through a shell", name, n.Next.Value),
 		})
 	}
-	return findings, skip
+	return out, skip
 }
 
 // stageNameOf returns the name of the stage a FROM node starts, as BuildKit shows it.

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/imgctl/imgctl/findings"
 )
 
-// Preflight rule names, as they appear in Finding.Rule.
+// Preflight rule names, as they appear in findings.Finding.Rule.
 const (
 	// RuleRunInWindowsStage: a RUN in a stage that runs on Windows, which a
 	// Linux builder cannot execute.
@@ -31,42 +33,26 @@ const (
 	RuleLinkInWindowsStage = "link-in-windows-stage"
 )
 
-// SeverityError marks a finding that makes the build fail or produce a broken image.
-const SeverityError = "error"
+// lint's findings are findings.Finding, with Rule, Severity (always
+// findings.Error), File (the Dockerfile as the caller named it), Line (the
+// first line of the instruction, from 1), Stage (as BuildKit names it),
+// Message, and Platform: the target platform the finding holds for, ""
+// when it holds for every platform (an invalid exec form).
 
-// Finding is one problem found in a Dockerfile.
-type Finding struct {
-	// Rule names the check, one of the Rule constants.
-	Rule string `json:"rule"`
-	// Severity is SeverityError.
-	Severity string `json:"severity"`
-	// File is the Dockerfile as the caller named it.
-	File string `json:"file"`
-	// Line is the first line of the instruction.
-	Line int `json:"line"`
-	// Platform is the target platform the finding holds for; empty when it
-	// holds for every platform (an invalid exec form).
-	Platform string `json:"platform,omitempty"`
-	// Stage is the stage of the instruction, as BuildKit names it.
-	Stage string `json:"stage,omitempty"`
-	// Message says what is wrong and how to fix it.
-	Message string `json:"message"`
-}
-
-// String formats the finding as "file:line: [rule] message".
-func (f Finding) String() string {
+// FormatFinding formats a finding as "file:line: [rule] message".
+func FormatFinding(f findings.Finding) string {
 	return fmt.Sprintf("%s:%d: [%s] %s", f.File, f.Line, f.Rule, f.Message)
 }
 
 // sortFindings orders findings by line, then rule, platform, stage and
 // message, and drops duplicates (the same finding from two variants). It
 // sorts in place and returns the shortened slice.
-func sortFindings(findings []Finding) []Finding {
-	slices.SortFunc(findings, compareFindings)
-	return slices.CompactFunc(findings, func(a, b Finding) bool { return a == b })
+func sortFindings(fs []findings.Finding) []findings.Finding {
+	slices.SortFunc(fs, compareFindings)
+	return slices.CompactFunc(fs, func(a, b findings.Finding) bool { return a == b })
 }
 
-func compareFindings(a, b Finding) int {
+func compareFindings(a, b findings.Finding) int {
 	return cmp.Or(
 		cmp.Compare(a.Line, b.Line),
 		cmp.Compare(a.Rule, b.Rule),

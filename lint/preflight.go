@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/imgctl/imgctl/findings"
 )
 
 // Options select what Preflight checks the Dockerfile for.
@@ -31,7 +33,7 @@ type Options struct {
 // for every target platform the way BuildKit does, and reports the problems that
 // would break a multi-OS build on a Linux builder. file names the Dockerfile in
 // findings and errors. Findings are sorted by line.
-func Preflight(r io.Reader, file string, opts Options) ([]Finding, error) {
+func Preflight(r io.Reader, file string, opts Options) ([]findings.Finding, error) {
 	dt, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", file, err)
@@ -40,18 +42,18 @@ func Preflight(r io.Reader, file string, opts Options) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	findings := df.findings
+	out := df.findings
 	for _, p := range df.targets(opts) {
 		g, err := df.resolve(p, opts)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrInvalidDockerfile, file, err)
 		}
-		findings = append(findings, windowsStageFindings(g, file, p, df.skip)...)
+		out = append(out, windowsStageFindings(g, file, p, df.skip)...)
 		fs, err := windowsBaseFindings(g, file, p, opts)
 		if err != nil {
 			return nil, err
 		}
-		findings = append(findings, fs...)
+		out = append(out, fs...)
 	}
-	return sortFindings(findings), nil
+	return sortFindings(out), nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/distribution/reference"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/platform"
 )
 
@@ -30,22 +31,22 @@ type BaseResolver func(ref string) ([]v1.Platform, error)
 // image: it must come from WindowsBaseArg when several releases are built,
 // and must be of the release's build, as its tag or (with opts.Resolve)
 // its registry tells.
-func windowsBaseFindings(g *stageGraph, file string, p v1.Platform, opts Options) ([]Finding, error) {
+func windowsBaseFindings(g *stageGraph, file string, p v1.Platform, opts Options) ([]findings.Finding, error) {
 	if p.OS != "windows" {
 		return nil, nil
 	}
-	var findings []Finding
+	var out []findings.Finding
 	for _, s := range g.reachable() {
 		if s.platform.OS != "windows" || s.base != nil || strings.EqualFold(s.baseName, "scratch") {
 			continue
 		}
-		f := Finding{Rule: RuleWindowsBaseRelease, Severity: SeverityError, File: file, Line: startLine(s.st.Location), Stage: s.name}
+		f := findings.Finding{Rule: RuleWindowsBaseRelease, Severity: findings.Error, File: file, Line: startLine(s.st.Location), Stage: s.name}
 		if opts.WindowsReleases > 1 && !s.baseArgs[WindowsBaseArg] {
 			// The same for every variant: no platform, so that it is reported once.
 			f.Message = fmt.Sprintf("stage %q is built FROM %s, which does not use ${%s}: all %d Windows releases "+
 				"would be built on that one base, and all but one fail after the solve; write FROM ${%s}, "+
 				"which imgctl sets per release", s.name, s.st.BaseName, WindowsBaseArg, opts.WindowsReleases, WindowsBaseArg)
-			findings = append(findings, f)
+			out = append(out, f)
 		}
 		want, ok := platform.Build(s.platform.OSVersion)
 		if !ok {
@@ -57,10 +58,10 @@ func windowsBaseFindings(g *stageGraph, file string, p v1.Platform, opts Options
 		}
 		if msg != "" {
 			f.Platform, f.Message = p.String(), msg
-			findings = append(findings, f)
+			out = append(out, f)
 		}
 	}
-	return findings, nil
+	return out, nil
 }
 
 // baseReleaseProblem says why stage s's base cannot give Windows build

@@ -9,6 +9,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/platform"
 )
 
@@ -16,9 +17,9 @@ import (
 // releases given: one Preflight per release, windows/amd64 with the
 // release's build, WINDOWS_BASE set to bases[release] (default: nanoserver
 // of that release), and the findings merged.
-func preflightReleases(t *testing.T, dockerfile string, releases []string, bases map[string]string, resolve BaseResolver) ([]Finding, error) {
+func preflightReleases(t *testing.T, dockerfile string, releases []string, bases map[string]string, resolve BaseResolver) ([]findings.Finding, error) {
 	t.Helper()
-	var all []Finding
+	var all []findings.Finding
 	for _, name := range releases {
 		tg, err := platform.ParseTarget(name)
 		if err != nil {
@@ -119,22 +120,22 @@ COPY --from=core /Windows/System32/x.dll /Windows/System32/x.dll
 		{"scratch", "FROM scratch\nCOPY a /a\n", []string{"ltsc2022", "ltsc2025"}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			findings, err := preflightReleases(t, tc.df, tc.releases, tc.bases, nil)
+			fs, err := preflightReleases(t, tc.df, tc.releases, tc.bases, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []want
-			for _, f := range findings {
+			for _, f := range fs {
 				if f.Rule != RuleWindowsBaseRelease {
 					continue
 				}
-				if f.Severity != SeverityError || !strings.Contains(f.Message, "FROM ") {
+				if f.Severity != findings.Error || !strings.Contains(f.Message, "FROM ") {
 					t.Errorf("incomplete finding %+v", f)
 				}
 				got = append(got, want{f.Rule, f.Line, f.Platform, f.Stage})
 			}
 			if !slices.Equal(tc.want, got) {
-				t.Errorf("findings = %+v\nwant %+v\nall: %v", got, tc.want, findings)
+				t.Errorf("findings = %+v\nwant %+v\nall: %v", got, tc.want, fs)
 			}
 		})
 	}

@@ -7,12 +7,14 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
+
+	"github.com/imgctl/imgctl/findings"
 )
 
 // windowsStageFindings checks the stages that the target needs when building
 // for platform p and whose effective platform is Windows.
-func windowsStageFindings(g *stageGraph, file string, p v1.Platform, reported map[*parser.Node]bool) []Finding {
-	var findings []Finding
+func windowsStageFindings(g *stageGraph, file string, p v1.Platform, reported map[*parser.Node]bool) []findings.Finding {
+	var out []findings.Finding
 	plat := p.String()
 	image := g.imageStages(p)
 	for _, s := range g.reachable() {
@@ -20,7 +22,7 @@ func windowsStageFindings(g *stageGraph, file string, p v1.Platform, reported ma
 			continue
 		}
 		for _, cmd := range s.st.Commands {
-			f := Finding{Severity: SeverityError, File: file, Line: startLine(cmd.Location()), Platform: plat, Stage: s.name}
+			f := findings.Finding{Severity: findings.Error, File: file, Line: startLine(cmd.Location()), Platform: plat, Stage: s.name}
 			switch c := cmd.(type) {
 			case *instructions.RunCommand:
 				f.Rule = RuleRunInWindowsStage
@@ -49,10 +51,10 @@ func windowsStageFindings(g *stageGraph, file string, p v1.Platform, reported ma
 			default:
 				continue
 			}
-			findings = append(findings, f)
+			out = append(out, f)
 		}
 	}
-	return findings
+	return out
 }
 
 func linkMessage(instr, stage, plat string) string {

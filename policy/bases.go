@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/snapshot"
-	"github.com/imgctl/imgctl/verify"
 )
 
 // Bases are allowed base repositories. A pattern is a repository
@@ -65,16 +65,16 @@ func (b Bases) allows(ref name.Reference) bool {
 // the manifest or on its index descriptor) outside b, and a
 // missing-base-annotation warning when it has none. No patterns, no
 // findings.
-func (b Bases) Check(s *snapshot.Snapshot) []verify.Finding {
+func (b Bases) Check(s *snapshot.Snapshot) []findings.Finding {
 	if len(b) == 0 {
 		return nil
 	}
-	var out []verify.Finding
+	var out []findings.Finding
 	for _, e := range s.Entries {
 		if e.Manifest == nil || e.IsAttestation() {
 			continue
 		}
-		f := verify.Finding{Digest: e.Descriptor.Digest.String()}
+		f := findings.Finding{Digest: e.Descriptor.Digest.String()}
 		p := e.Descriptor.Platform
 		if p == nil {
 			p = e.ConfigPlatform()
@@ -82,7 +82,7 @@ func (b Bases) Check(s *snapshot.Snapshot) []verify.Finding {
 		f.Platform = platform.FormatPtr(p)
 		names := baseNames(e)
 		if len(names) == 0 {
-			f.Rule, f.Severity = RuleMissingBaseAnnotation, verify.Warning
+			f.Rule, f.Severity = RuleMissingBaseAnnotation, findings.Warning
 			f.Message = fmt.Sprintf("no %s annotation: cannot check the base against the policy's allowed bases", snapshot.AnnotationBaseName)
 			out = append(out, f)
 		}
@@ -91,7 +91,7 @@ func (b Bases) Check(s *snapshot.Snapshot) []verify.Finding {
 			if err == nil && b.allows(ref) {
 				continue
 			}
-			f.Rule, f.Severity = RuleBaseNotAllowed, verify.Error
+			f.Rule, f.Severity = RuleBaseNotAllowed, findings.Error
 			f.Message = fmt.Sprintf("built on %s, which the policy's allowed bases (%s) do not include", n, b)
 			out = append(out, f)
 		}

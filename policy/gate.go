@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
@@ -162,7 +163,7 @@ func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *s
 // signatures by the gate's keys (read by digest) of the manifest, and
 // with ScopeAll of its children, then the per-platform requirements of
 // SupplyChain. Promote runs it again at the destination.
-func (g *Gate) chain(ctx context.Context, repo name.Repository, s *snapshot.Snapshot) ([]verify.Finding, error) {
+func (g *Gate) chain(ctx context.Context, repo name.Repository, s *snapshot.Snapshot) ([]findings.Finding, error) {
 	fs, err := sign.Verify(ctx, repo, sign.SubjectsIn(s, g.Signed), g.Keys, sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency})
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/sign"
 	"github.com/imgctl/imgctl/verify"
@@ -78,17 +79,17 @@ func TestParseRejects(t *testing.T) {
 
 func TestRulesApply(t *testing.T) {
 	t.Parallel()
-	rep := &verify.Report{Passed: false, Findings: []verify.Finding{
-		{Rule: verify.RuleForeignLayers, Severity: verify.Warning},
-		{Rule: verify.RuleMissingOSVersion, Severity: verify.Error},
-		{Rule: verify.RuleOrderingQuirk, Severity: verify.Warning},
+	rep := &verify.Report{Passed: false, Findings: []findings.Finding{
+		{Rule: verify.RuleForeignLayers, Severity: findings.Warning},
+		{Rule: verify.RuleMissingOSVersion, Severity: findings.Error},
+		{Rule: verify.RuleOrderingQuirk, Severity: findings.Warning},
 	}}
 	Rules{Ignore: []string{verify.RuleMissingOSVersion}}.Apply(rep)
 	if !rep.Passed || len(rep.Findings) != 2 {
 		t.Fatalf("ignoring the only error: passed=%v findings=%v", rep.Passed, rep.Findings)
 	}
 	Rules{Errors: []string{verify.RuleOrderingQuirk}}.Apply(rep)
-	if rep.Passed || rep.Findings[1].Severity != verify.Error {
+	if rep.Passed || rep.Findings[1].Severity != findings.Error {
 		t.Fatalf("raising a warning: passed=%v findings=%v", rep.Passed, rep.Findings)
 	}
 }

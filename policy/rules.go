@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/sign"
 	"github.com/imgctl/imgctl/verify"
 )
@@ -62,7 +63,7 @@ func (r Rules) Apply(rep *verify.Report) {
 			continue
 		}
 		if slices.Contains(r.Errors, f.Rule) {
-			f.Severity = verify.Error
+			f.Severity = findings.Error
 		}
 		out = append(out, f)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
 	"github.com/imgctl/imgctl/snapshot"
@@ -104,8 +105,8 @@ func (sc SupplyChain) requirement(p *Policy) (Requirement, error) {
 // image (a key the gate already requires is not checked twice), then
 // their attestations, read only when an entry requires them of an image
 // of s.
-func (g *Gate) supplyChain(ctx context.Context, repo name.Repository, s *snapshot.Snapshot) ([]verify.Finding, error) {
-	var out []verify.Finding
+func (g *Gate) supplyChain(ctx context.Context, repo name.Repository, s *snapshot.Snapshot) ([]findings.Finding, error) {
+	var out []findings.Finding
 	for _, r := range g.SupplyChain {
 		keys := slices.DeleteFunc(slices.Clone(r.Keys), func(k sign.Key) bool {
 			return slices.ContainsFunc(g.Keys, func(gk sign.Key) bool { return gk.Name == k.Name })
@@ -155,7 +156,7 @@ func coveredSubjects(s *snapshot.Snapshot, r Requirement) []sign.Subject {
 
 // appendNew appends the findings of fs that out does not hold yet: two
 // entries may cover one image with one key.
-func appendNew(out []verify.Finding, fs ...verify.Finding) []verify.Finding {
+func appendNew(out []findings.Finding, fs ...findings.Finding) []findings.Finding {
 	for _, f := range fs {
 		if !slices.Contains(out, f) {
 			out = append(out, f)

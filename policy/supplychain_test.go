@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/registry"
@@ -103,7 +104,7 @@ func check(t *testing.T, g *Gate, ref name.Reference) (*verify.Report, int64) {
 func rulesOf(rep *verify.Report) []string {
 	var out []string
 	for _, f := range rep.Findings {
-		if f.Severity == verify.Error {
+		if f.Severity == findings.Error {
 			out = append(out, f.Rule+" "+f.Platform)
 		}
 	}

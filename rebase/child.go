@@ -23,7 +23,7 @@ func (s *session) child(ctx context.Context, in *source, v *variant) (index.Prep
 		return s.carried(v.desc, v.app, in.ref), nil
 	}
 	if v.BuildChange && !s.o.AllowBuildChange {
-		return index.Prepared{}, fmt.Errorf("variant %s: %w: %s has no image of build %s any more (newest: %s); use --allow-build-change to move it",
+		return index.Prepared{}, fmt.Errorf("variant %s: %w: %s has no image of build %s any more (newest: %s)",
 			v.Platform, ErrBuildChange, v.BaseName, buildOf(v.OldOSVersion), v.NewOSVersion)
 	}
 	if v.old == nil {

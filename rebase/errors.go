@@ -21,7 +21,8 @@ var (
 	// variant's OS and architecture.
 	ErrNoPlatformMatch = errors.New("base has no image for the platform")
 	// ErrBuildChange is returned when a Windows variant's base moved to
-	// another build and AllowBuildChange is not set.
+	// another build and AllowBuildChange is not set (the CLI names its
+	// flag).
 	ErrBuildChange = errors.New("base is a different Windows build")
 	// ErrBuilderID is returned for an Options.BuilderID that is not an
 	// absolute URI, as SLSA requires of runDetails.builder.id.

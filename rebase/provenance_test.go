@@ -341,8 +341,9 @@ func TestRebaseDropsSBOM(t *testing.T) {
 }
 
 // TestRebaseReproducible: the same rebase gives the same index and
-// provenance digests, run after run (two dry runs and the real one);
-// SOURCE_DATE_EPOCH (Options.SourceDateEpoch) sets the recorded times.
+// provenance digests, run after run: 30 runs (29 dry runs and the real
+// one; the issue measured 0 of 30 before), each logged; SOURCE_DATE_EPOCH
+// (Options.SourceDateEpoch) sets the recorded times.
 func TestRebaseReproducible(t *testing.T) {
 	f := newFixture(t)
 	f.moveBases(t, winNew)
@@ -350,7 +351,7 @@ func TestRebaseReproducible(t *testing.T) {
 	dry.DryRun, dry.Version = true, "v1.2.3-test"
 	var digests []string
 	var provs [][]string
-	for range 2 {
+	for range 29 {
 		plan, err := Rebase(ctx, f.app, tag(t, f.reg, "app:2"), dry)
 		if err != nil {
 			t.Fatal(err)
@@ -368,11 +369,15 @@ func TestRebaseReproducible(t *testing.T) {
 		p = append(p, v.Provenance)
 	}
 	digests, provs = append(digests, res.Index.Digest.String()), append(provs, p)
-	for i := 1; i < len(digests); i++ {
-		if digests[i] != digests[0] || !slices.Equal(provs[i], provs[0]) {
+	same := 0
+	for i := range digests {
+		if digests[i] == digests[0] && slices.Equal(provs[i], provs[0]) {
+			same++
+		} else {
 			t.Errorf("run %d: index %s provenance %v; run 0: index %s provenance %v", i, digests[i], provs[i], digests[0], provs[0])
 		}
 	}
+	t.Logf("%d of %d runs gave index %s", same, len(digests), digests[0])
 	epoch := time.Unix(1764633600, 0).UTC()
 	o := testOptions()
 	o.SourceDateEpoch = &epoch

@@ -10,9 +10,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sigstore/sigstore/pkg/signature"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/snapshot"
-	"github.com/imgctl/imgctl/verify"
 
 	"github.com/imgctl/imgctl/internal/signtest"
 )
@@ -104,7 +104,7 @@ func loadSnapshot(t *testing.T, ref name.Digest) *snapshot.Snapshot {
 	return s
 }
 
-func verifyRef(t *testing.T, ref name.Digest, keys ...Key) []verify.Finding {
+func verifyRef(t *testing.T, ref name.Digest, keys ...Key) []findings.Finding {
 	t.Helper()
 	fs, err := Verify(context.Background(), ref.Context(), Subjects(loadSnapshot(t, ref)), keys, VerifyOptions{})
 	if err != nil {
@@ -114,7 +114,7 @@ func verifyRef(t *testing.T, ref name.Digest, keys ...Key) []verify.Finding {
 }
 
 // rules returns digest -> rule for each finding.
-func rules(fs []verify.Finding) map[string]string {
+func rules(fs []findings.Finding) map[string]string {
 	out := map[string]string{}
 	for _, f := range fs {
 		out[f.Digest] = f.Rule

@@ -15,10 +15,10 @@ import (
 	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
-	"github.com/imgctl/imgctl/verify"
 )
 
 // VerifyOptions control Verify.
@@ -74,7 +74,7 @@ func Subjects(s *snapshot.Snapshot) []Subject {
 // does not match its digest; the context ends) Verify returns that error
 // and no findings: an infrastructure fault is not a policy failure, and
 // the CLI exits 2 for it, not 1.
-func Verify(ctx context.Context, repo name.Repository, subjects []Subject, keys []Key, o VerifyOptions) ([]verify.Finding, error) {
+func Verify(ctx context.Context, repo name.Repository, subjects []Subject, keys []Key, o VerifyOptions) ([]findings.Finding, error) {
 	if len(keys) == 0 || len(subjects) == 0 {
 		return nil, nil
 	}
@@ -87,7 +87,7 @@ func Verify(ctx context.Context, repo name.Repository, subjects []Subject, keys 
 	if err != nil {
 		return nil, fmt.Errorf("checking the signatures in %s: %w", repo, err)
 	}
-	out := make([][]verify.Finding, len(subjects))
+	out := make([][]findings.Finding, len(subjects))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(n)
 	for i, s := range subjects {
@@ -122,7 +122,7 @@ func Verify(ctx context.Context, repo name.Repository, subjects []Subject, keys 
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	var all []verify.Finding
+	var all []findings.Finding
 	for _, fs := range out {
 		all = append(all, fs...)
 	}
@@ -211,9 +211,9 @@ func (h *signatures) verifyLegacy(ctx context.Context, s Subject, k Key) []error
 // judge verifies the signatures held with key k, a legacy one (see
 // legacyVerifies) or a bundle (with sigstore-go, see verifyBundle), and
 // returns the finding for k, or nil when one verifies.
-func (h *signatures) judge(ctx context.Context, s Subject, k Key) *verify.Finding {
-	finding := func(rule, msg string) *verify.Finding {
-		f := &verify.Finding{Rule: rule, Severity: verify.Error, Digest: s.Digest.String(), Message: msg}
+func (h *signatures) judge(ctx context.Context, s Subject, k Key) *findings.Finding {
+	finding := func(rule, msg string) *findings.Finding {
+		f := &findings.Finding{Rule: rule, Severity: findings.Error, Digest: s.Digest.String(), Message: msg}
 		if s.Platform != nil {
 			f.Platform = platform.Format(*s.Platform)
 		}

@@ -6,6 +6,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
@@ -104,14 +105,14 @@ func EvaluateLayers(r *Report, s *snapshot.Snapshot, l *Layers) {
 		if n := cl.Layout.Count - len(cl.Layout.Bad); n > 0 {
 			more = sprintf(" and %d more", n)
 		}
-		c.add(RuleWindowsLayerLayout, Error, c.byDigest(cl.Manifest),
+		c.add(RuleWindowsLayerLayout, findings.Error, c.byDigest(cl.Manifest),
 			"layer %s has %d of %d entries outside the Windows layout (%s%s): a Windows node's layer import places only Files/ under C:\\ "+
 				"and applies whiteouts only there, so these files would not appear; BuildKit writes such a layer for a COPY --link or ADD --link "+
 				"(lint rule link-in-windows-stage), rebuild without --link",
 			cl.Layer, cl.Layout.Count, cl.Layout.Entries, strings.Join(cl.Layout.Bad, ", "), more)
 	}
 	for _, u := range l.Unchecked {
-		c.add(RuleLayersUnchecked, Warning, c.byDigest(u.Manifest), "layers not checked: %s", u.Reason)
+		c.add(RuleLayersUnchecked, findings.Warning, c.byDigest(u.Manifest), "layers not checked: %s", u.Reason)
 	}
 	r.Passed = len(r.Errors()) == 0
 }

@@ -12,15 +12,10 @@
 // same for the nodes of a cluster.
 package verify
 
-import "errors"
+import (
+	"errors"
 
-// Severity of a finding.
-type Severity string
-
-// Severities. Only errors fail verification.
-const (
-	Error   Severity = "error"
-	Warning Severity = "warning"
+	"github.com/imgctl/imgctl/findings"
 )
 
 // Rule names, stable for scripts and policies.
@@ -65,15 +60,6 @@ var Rules = []string{
 // ErrNoMatch is returned by Resolve when the engine runs no variant.
 var ErrNoMatch = errors.New("no variant matches the platform")
 
-// Finding is one problem verify found.
-type Finding struct {
-	Rule     string   `json:"rule"`
-	Severity Severity `json:"severity"`
-	Digest   string   `json:"digest,omitempty"`
-	Platform string   `json:"platform,omitempty"`
-	Message  string   `json:"message"`
-}
-
 // TargetResult says which variant an engine selects on a target node.
 type TargetResult struct {
 	Target string `json:"target"`
@@ -90,11 +76,14 @@ type TargetResult struct {
 
 // Report is the result of verifying one reference.
 type Report struct {
-	Ref      string         `json:"ref"`
-	Digest   string         `json:"digest"`
-	Passed   bool           `json:"passed"`
-	Findings []Finding      `json:"findings"`
-	Targets  []TargetResult `json:"targets"`
+	Ref    string `json:"ref"`
+	Digest string `json:"digest"`
+	Passed bool   `json:"passed"`
+	// Findings set Digest and Platform (an index entry's), never File,
+	// Line, Stage, Object or Container: the JSON contract has no such
+	// fields.
+	Findings []findings.Finding `json:"findings"`
+	Targets  []TargetResult     `json:"targets"`
 	// Layers is what verify --layers read (EvaluateLayers); nil without it.
 	Layers *LayerStats `json:"layers,omitempty"`
 	// Signatures says which digests the signature check read; nil when no
@@ -111,12 +100,6 @@ type SignatureCheck struct {
 }
 
 // Errors returns the findings of error severity.
-func (r *Report) Errors() []Finding {
-	var out []Finding
-	for _, f := range r.Findings {
-		if f.Severity == Error {
-			out = append(out, f)
-		}
-	}
-	return out
+func (r *Report) Errors() []findings.Finding {
+	return findings.Errors(r.Findings)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/snapshot"
 )
@@ -17,10 +18,10 @@ func (c *checker) notAnIndex() {
 	e := &c.s.Entries[0]
 	p := entryPlatform(e)
 	if p != nil && p.OS == "windows" && !c.o.HostProcess {
-		c.add(RuleNotAnIndex, Error, e, "a single-platform Windows manifest has no index descriptor to carry os.version, so nodes cannot choose by build; publish an index (imgctl index create)")
+		c.add(RuleNotAnIndex, findings.Error, e, "a single-platform Windows manifest has no index descriptor to carry os.version, so nodes cannot choose by build; publish an index (imgctl index create)")
 		return
 	}
-	c.add(RuleNotAnIndex, Warning, e, "the reference is a single-platform manifest, not an index")
+	c.add(RuleNotAnIndex, findings.Warning, e, "the reference is a single-platform manifest, not an index")
 }
 
 // entry applies the rules that look at one manifest and its config.
@@ -29,7 +30,7 @@ func (c *checker) entry(e *snapshot.Entry) {
 		return
 	}
 	if e.Descriptor.MediaType.IsIndex() {
-		c.add(RuleNestedIndex, Warning, e, "nested index: engines do not descend into it when they pick a variant")
+		c.add(RuleNestedIndex, findings.Warning, e, "nested index: engines do not descend into it when they pick a variant")
 		return
 	}
 	if e.Manifest == nil {
@@ -37,7 +38,7 @@ func (c *checker) entry(e *snapshot.Entry) {
 	}
 	desc, cfg := e.Descriptor.Platform, e.ConfigPlatform()
 	if desc == nil && c.s.Index != nil {
-		c.add(RuleNoDescriptorPlatform, Warning, e, "the index entry has no platform: containerd sorts it last and judges it by its config, Docker never selects it")
+		c.add(RuleNoDescriptorPlatform, findings.Warning, e, "the index entry has no platform: containerd sorts it last and judges it by its config, Docker never selects it")
 	}
 	c.platformMismatch(e, desc, cfg)
 	c.osVersion(e, desc, cfg)
@@ -52,7 +53,7 @@ func (c *checker) platformMismatch(e *snapshot.Entry, desc, cfg *platform.Platfo
 		return
 	}
 	if !platform.SameOSArch(*desc, *cfg) {
-		c.add(RulePlatformMismatch, Error, e, "the index says %s but the image config says %s",
+		c.add(RulePlatformMismatch, findings.Error, e, "the index says %s but the image config says %s",
 			platform.Format(platform.Platform{OS: desc.OS, Architecture: desc.Architecture, Variant: desc.Variant}),
 			platform.Format(platform.Platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant}))
 	}
@@ -74,21 +75,21 @@ func (c *checker) osVersion(e *snapshot.Entry, desc, cfg *platform.Platform) {
 		} else {
 			msg += "; use --hostprocess if this is a HostProcess image"
 		}
-		c.add(RuleMissingOSVersion, Error, e, "%s", msg)
+		c.add(RuleMissingOSVersion, findings.Error, e, "%s", msg)
 	}
 	for _, v := range []struct{ where, val string }{{"index entry", osv(desc)}, {"config", cfgV}} {
 		if v.val == "" {
 			continue
 		}
 		if _, err := platform.ParseVersion(v.val); err != nil {
-			c.add(RuleMalformedOSVersion, Error, e, "the %s os.version %q is not four dot-separated numbers: containerd never matches it", v.where, v.val)
+			c.add(RuleMalformedOSVersion, findings.Error, e, "the %s os.version %q is not four dot-separated numbers: containerd never matches it", v.where, v.val)
 		}
 	}
 	if d := osv(desc); d != "" && d != cfgV && cfg != nil {
 		if cfgV == "" {
-			c.add(RuleOSVersionMismatch, Error, e, "the index entry says os.version %s but the image config has none", d)
+			c.add(RuleOSVersionMismatch, findings.Error, e, "the index entry says os.version %s but the image config has none", d)
 		} else {
-			c.add(RuleOSVersionMismatch, Error, e, "the index entry says os.version %s but the image config says %s", d, cfgV)
+			c.add(RuleOSVersionMismatch, findings.Error, e, "the index entry says os.version %s but the image config says %s", d, cfgV)
 		}
 	}
 }
@@ -110,13 +111,13 @@ func (c *checker) windowsConfig(e *snapshot.Entry) {
 		argv []string
 	}{{"Entrypoint", cc.Entrypoint}, {"Cmd", cc.Cmd}} {
 		if len(f.argv) >= 2 && (f.argv[0] == "/bin/sh" || f.argv[0] == "sh") && f.argv[1] == "-c" {
-			c.add(RuleShellFormEntrypoint, Error, e, "the Windows %s is %q: a shell-form instruction built on Linux runs /bin/sh, which Windows does not have; use valid exec-form JSON with doubled backslashes", f.name, strings.Join(f.argv, " "))
+			c.add(RuleShellFormEntrypoint, findings.Error, e, "the Windows %s is %q: a shell-form instruction built on Linux runs /bin/sh, which Windows does not have; use valid exec-form JSON with doubled backslashes", f.name, strings.Join(f.argv, " "))
 		}
 	}
 	if strings.EqualFold(cc.User, "ContainerAdministrator") {
-		sev := Warning
+		sev := findings.Warning
 		if c.o.RunAsNonRoot {
-			sev = Error
+			sev = findings.Error
 		}
 		c.add(RuleContainerAdministrator, sev, e, "the image runs as ContainerAdministrator: kubelet refuses to start it under runAsNonRoot; set USER ContainerUser")
 	}
@@ -136,7 +137,7 @@ func (c *checker) foreignLayers(e *snapshot.Entry) {
 		if len(urls) > 0 {
 			where = strings.Join(slices.Compact(urls), ", ")
 		}
-		c.add(RuleForeignLayers, Warning, e, "%d foreign (non-distributable) layer(s): nodes fetch them from %s, which must be reachable from every node", n, where)
+		c.add(RuleForeignLayers, findings.Warning, e, "%d foreign (non-distributable) layer(s): nodes fetch them from %s, which must be reachable from every node", n, where)
 	}
 }
 
@@ -149,7 +150,7 @@ func (c *checker) duplicates() {
 		}
 		k := platform.Key(*p)
 		if first, ok := seen[k]; ok {
-			c.add(RuleDuplicatePlatform, Error, e, "same platform as %s (%s): engines pick only one of them", first.Descriptor.Digest, k)
+			c.add(RuleDuplicatePlatform, findings.Error, e, "same platform as %s (%s): engines pick only one of them", first.Descriptor.Digest, k)
 			continue
 		}
 		seen[k] = e
@@ -171,7 +172,7 @@ func (c *checker) attestations() {
 		}
 		ref := e.Descriptor.Annotations[snapshot.AnnotationReferenceDigest]
 		if ref == "" || !present[ref] {
-			c.add(RuleDanglingAttestation, Warning, e, "attestation for %q, which is not in the index", ref)
+			c.add(RuleDanglingAttestation, findings.Warning, e, "attestation for %q, which is not in the index", ref)
 		}
 	}
 }
@@ -179,7 +180,7 @@ func (c *checker) attestations() {
 func (c *checker) required() {
 	for _, want := range c.o.RequirePlatforms {
 		if !c.hasPlatform(want) {
-			c.add(RuleMissingPlatform, Error, nil, "the index has no %s variant", platform.Format(want))
+			c.add(RuleMissingPlatform, findings.Error, nil, "the index has no %s variant", platform.Format(want))
 			c.r.Findings[len(c.r.Findings)-1].Platform = platform.Format(want)
 		}
 	}

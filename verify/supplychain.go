@@ -8,6 +8,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/snapshot"
 )
@@ -124,7 +125,7 @@ func AttestedImages(s *snapshot.Snapshot, reqs []AttestationRequirement) []v1.Ha
 // SBOM is attached. An attestation counts for the image its index entry
 // points at, and a statement only when it names that image as a subject.
 // One finding per rule and image, of error severity. It does no I/O.
-func EvaluateAttestations(s *snapshot.Snapshot, atts []snapshot.Attestation, reqs []AttestationRequirement) []Finding {
+func EvaluateAttestations(s *snapshot.Snapshot, atts []snapshot.Attestation, reqs []AttestationRequirement) []findings.Finding {
 	c := &checker{s: s, r: &Report{}}
 	type key struct{ rule, digest string }
 	seen := map[key]bool{}
@@ -151,7 +152,7 @@ func EvaluateAttestations(s *snapshot.Snapshot, atts []snapshot.Attestation, req
 			k := key{rule, e.Descriptor.Digest.String()}
 			if !seen[k] {
 				seen[k] = true
-				c.add(rule, Error, e, format, args...)
+				c.add(rule, findings.Error, e, format, args...)
 			}
 		}
 		for _, r := range reqs {

@@ -7,6 +7,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/snapshot"
 )
@@ -134,7 +135,7 @@ func TestEvaluateAttestations(t *testing.T) {
 			fs := EvaluateAttestations(s, tc.atts, tc.reqs)
 			var got []want
 			for _, f := range fs {
-				if f.Severity != Error || f.Platform == "" || f.Message == "" {
+				if f.Severity != findings.Error || f.Platform == "" || f.Message == "" {
 					t.Errorf("finding %+v: want an error naming the platform", f)
 				}
 				got = append(got, want{f.Rule, v1.Hash{Algorithm: "sha256", Hex: f.Digest[len("sha256:"):]}})

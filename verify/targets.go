@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/snapshot"
 )
@@ -45,7 +46,7 @@ func (c *checker) targets() {
 		c.target(r)
 	}
 	for _, i := range ev.Unselected() {
-		c.add(RuleUnreachableVariant, Warning, &c.s.Entries[i], "no engine simulated runs this variant on any of the targets where it starts (%s)", strings.Join(names, ", "))
+		c.add(RuleUnreachableVariant, findings.Warning, &c.s.Entries[i], "no engine simulated runs this variant on any of the targets where it starts (%s)", strings.Join(names, ", "))
 	}
 }
 
@@ -116,11 +117,11 @@ func (c *checker) decide(h Host, failed []Selection) {
 	for _, i := range order {
 		who := describeEngines(names[i])
 		if i < 0 {
-			c.add(RuleNoVariantForTarget, Error, nil, "%s on %s (build %d) run no variant of this index: nodes fail with \"no match for platform in manifest\"", who, h.Name, h.Build())
+			c.add(RuleNoVariantForTarget, findings.Error, nil, "%s on %s (build %d) run no variant of this index: nodes fail with \"no match for platform in manifest\"", who, h.Name, h.Build())
 			c.r.Findings[len(c.r.Findings)-1].Platform = platform.Format(h.Platform)
 			continue
 		}
-		c.add(RuleNoVariantForTarget, Error, &c.s.Entries[i], "%s on %s (build %d) pick a variant that does not start there: \"The operating system of the container does not match the operating system of the host\"", who, h.Name, h.Build())
+		c.add(RuleNoVariantForTarget, findings.Error, &c.s.Entries[i], "%s on %s (build %d) pick a variant that does not start there: \"The operating system of the container does not match the operating system of the host\"", who, h.Name, h.Build())
 	}
 }
 
@@ -146,7 +147,7 @@ func (c *checker) disagree(h Host, sels []Selection) {
 			at = &c.s.Entries[i]
 		}
 	}
-	c.add(RuleEngineDisagreement, Warning, at, "on %s nodes (build %d) engines run different variants: %s", h.Name, h.Build(), strings.Join(parts, "; "))
+	c.add(RuleEngineDisagreement, findings.Warning, at, "on %s nodes (build %d) engines run different variants: %s", h.Name, h.Build(), strings.Join(parts, "; "))
 }
 
 // quirks warns when an engine's ordering runs an older build than the
@@ -179,13 +180,13 @@ func (c *checker) quirks(h Host, sels []Selection) {
 	for _, k := range order {
 		q, who := quirk[k], describeEngines(names[k])
 		if k.rule == RuleOrderPicksOlder {
-			sev := Warning
+			sev := findings.Warning
 			if slices.ContainsFunc(names[k], func(n string) bool { return slices.Contains(c.o.Deciding, n) }) {
-				sev = Error
+				sev = findings.Error
 			}
 			c.add(k.rule, sev, &c.s.Entries[k.sel], "on %s nodes %s take the first compatible entry in index order and run %s although %s is newer; list Windows entries newest first (imgctl index create and rebase do)", h.Name, who, q.Selected, q.Newer)
 			continue
 		}
-		c.add(k.rule, Warning, &c.s.Entries[k.sel], "on %s nodes %s compare os.version as strings and run %s over the newer %s; rebuild so that the newest variant also sorts first", h.Name, who, q.Selected, q.Newer)
+		c.add(k.rule, findings.Warning, &c.s.Entries[k.sel], "on %s nodes %s compare os.version as strings and run %s over the newer %s; rebuild so that the newest variant also sorts first", h.Name, who, q.Selected, q.Newer)
 	}
 }

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/snapshot"
 	"strings"
@@ -34,7 +35,7 @@ type Options struct {
 
 // Evaluate applies every rule to a snapshot. It does no I/O.
 func Evaluate(ref string, s *snapshot.Snapshot, o Options) *Report {
-	r := &Report{Ref: ref, Digest: s.Digest.String(), Findings: []Finding{}, Targets: []TargetResult{}}
+	r := &Report{Ref: ref, Digest: s.Digest.String(), Findings: []findings.Finding{}, Targets: []TargetResult{}}
 	c := &checker{s: s, o: o, r: r}
 	if s.Index == nil {
 		c.notAnIndex()
@@ -56,8 +57,8 @@ type checker struct {
 	r *Report
 }
 
-func (c *checker) add(rule string, sev Severity, e *snapshot.Entry, format string, args ...any) {
-	f := Finding{Rule: rule, Severity: sev, Message: sprintf(format, args...)}
+func (c *checker) add(rule string, sev findings.Severity, e *snapshot.Entry, format string, args ...any) {
+	f := findings.Finding{Rule: rule, Severity: sev, Message: sprintf(format, args...)}
 	if e != nil {
 		f.Digest = e.Descriptor.Digest.String()
 		f.Platform = platform.FormatPtr(entryPlatform(e))

@@ -13,8 +13,13 @@ import (
 	"github.com/imgctl/imgctl/registry"
 )
 
+// basesOptions are the flags of bases.
+type basesOptions struct {
+	bases []string
+}
+
 func newBasesCmd(ro *rootOptions) *cobra.Command {
-	var bases []string
+	o := &basesOptions{}
 	cmd := &cobra.Command{
 		Use:   "bases REF",
 		Short: "Report each variant's base image and whether the base has moved since",
@@ -27,32 +32,35 @@ Exit 0 when every variant is current, 1 when any is stale, 2 on errors.`,
 		Example: `  imgctl bases registry.example.com/app:1.0
   imgctl bases registry.example.com/app:1.0 --base windows=mcr.microsoft.com/windows/nanoserver:ltsc2025 -o json`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			rc := ro.registry()
-			o, err := rebaseLibOptions(cmd, ro, rc, bases)
-			if err != nil {
-				return err
-			}
-			src, err := rc.ParseReference(args[0])
-			if err != nil {
-				return fmt.Errorf("%w: %w", ErrUsage, err)
-			}
-			st, err := rebase.Check(cmd.Context(), src, o)
-			if err != nil {
-				return err
-			}
-			noteDirectBases(cmd)
-			if err := printBases(cmd.OutOrStdout(), ro.output, st); err != nil {
-				return err
-			}
-			if st.Stale {
-				return ErrCheckFailed
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args) },
 	}
-	cmd.Flags().StringSliceVar(&bases, "base", nil, "base per OS for variants without base annotations: windows=REF,linux=REF")
+	cmd.Flags().StringSliceVar(&o.bases, "base", nil, "base per OS for variants without base annotations: windows=REF,linux=REF")
 	return cmd
+}
+
+// run runs the verb with the parsed flags.
+func (o *basesOptions) run(cmd *cobra.Command, ro *rootOptions, args []string) error {
+	rc := ro.registry()
+	lo, err := rebaseLibOptions(cmd, ro, rc, o.bases)
+	if err != nil {
+		return err
+	}
+	src, err := rc.ParseReference(args[0])
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	st, err := rebase.Check(cmd.Context(), src, lo)
+	if err != nil {
+		return err
+	}
+	noteDirectBases(cmd)
+	if err := printBases(cmd.OutOrStdout(), ro.output, st); err != nil {
+		return err
+	}
+	if st.Stale {
+		return ErrCheckFailed
+	}
+	return nil
 }
 
 // noteDirectBases says on stderr that bases and rebase read the base

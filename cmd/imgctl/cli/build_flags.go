@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -54,29 +53,6 @@ func (f *variantFlags) options(contextDir string) (build.Options, error) {
 		return o, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	return o, nil
-}
-
-// keyValues parses KEY=VALUE flags; with fromEnv, a bare KEY takes its
-// value from the environment (and is left out when unset), as docker does.
-func keyValues(flag string, in []string, fromEnv bool) (map[string]string, error) {
-	if len(in) == 0 {
-		return nil, nil
-	}
-	out := map[string]string{}
-	for _, s := range in {
-		k, v, ok := strings.Cut(s, "=")
-		k = strings.TrimSpace(k)
-		if k == "" || (!ok && !fromEnv) {
-			return nil, fmt.Errorf("%w: %s %q: want KEY=VALUE", ErrUsage, flag, s)
-		}
-		if !ok {
-			if v, ok = os.LookupEnv(k); !ok {
-				continue
-			}
-		}
-		out[k] = v
-	}
-	return out, nil
 }
 
 // parseSecret reads a --secret value: id=ID[,src=PATH|,env=VAR] (type=file

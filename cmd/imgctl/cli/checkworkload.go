@@ -40,35 +40,7 @@ prints a SARIF 2.1.0 log for code scanning.`,
   helm template app ./chart | imgctl check-workload - -o json`,
 		Args:        cobra.MinimumNArgs(1),
 		Annotations: map[string]string{sarifCapable: "true"},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			wo, err := o.options()
-			if err != nil {
-				return err
-			}
-			objs, err := readManifests(cmd, args)
-			if err != nil {
-				return err
-			}
-			if o.imageIndex != "" {
-				if wo.Image, err = o.loadImage(cmd, ro); err != nil {
-					return err
-				}
-			}
-			rep := kube.CheckWorkloads(objs, wo)
-			if ro.output == outputSARIF {
-				err = writeSARIF(cmd.OutOrStdout(), workloadRules, workloadCIFindings(rep))
-			} else {
-				err = printWorkloadReport(cmd.OutOrStdout(), ro.output, rep)
-			}
-			if err != nil {
-				return err
-			}
-			ro.githubOutput(cmd).workloads(rep)
-			if !rep.Passed {
-				return ErrCheckFailed
-			}
-			return nil
-		},
+		RunE:        func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.imageIndex, "image-index", "", "the image index the workloads run: check RuntimeClass builds against its variants and read the user of its Windows configs")
@@ -76,6 +48,37 @@ prints a SARIF 2.1.0 log for code scanning.`,
 	fl.IntVar(&o.concurrency, "jobs", snapshot.DefaultConcurrency, "concurrent manifest and config fetches")
 	renamedFlag(fl, "concurrency", "jobs")
 	return cmd
+}
+
+// run checks the manifests of files.
+func (o *checkWorkloadOptions) run(cmd *cobra.Command, ro *rootOptions, files []string) error {
+	wo, err := o.options()
+	if err != nil {
+		return err
+	}
+	objs, err := readManifests(cmd, files)
+	if err != nil {
+		return err
+	}
+	if o.imageIndex != "" {
+		if wo.Image, err = o.loadImage(cmd, ro); err != nil {
+			return err
+		}
+	}
+	rep := kube.CheckWorkloads(objs, wo)
+	if ro.output == outputSARIF {
+		err = writeSARIF(cmd.OutOrStdout(), workloadRules, rep.Findings)
+	} else {
+		err = printWorkloadReport(cmd.OutOrStdout(), ro.output, rep)
+	}
+	if err != nil {
+		return err
+	}
+	ro.githubOutput(cmd).checked("imgctl check-workload", rep.Passed, rep.Findings)
+	if !rep.Passed {
+		return ErrCheckFailed
+	}
+	return nil
 }
 
 func (o *checkWorkloadOptions) options() (kube.WorkloadOptions, error) {
@@ -130,12 +133,7 @@ func (o *checkWorkloadOptions) loadImage(cmd *cobra.Command, ro *rootOptions) (*
 	if err != nil {
 		return nil, fmt.Errorf("--image-index: %w", err)
 	}
-	var snap *snapshot.Snapshot
-	if f.Index != nil {
-		snap, err = snapshot.LoadIndex(cmd.Context(), f.Index, o.concurrency)
-	} else {
-		snap, err = snapshot.LoadImage(f.Image)
-	}
+	snap, err := loadSnapshot(cmd.Context(), f, o.concurrency)
 	if err != nil {
 		return nil, fmt.Errorf("--image-index %s: %w", f.Ref, err)
 	}
@@ -148,7 +146,7 @@ func printWorkloadReport(w io.Writer, format string, rep *kube.WorkloadReport) e
 		return writeJSON(w, rep)
 	}
 	for _, f := range rep.Findings {
-		fmt.Fprintf(w, "%s:%d: %-7s %s %s: %s\n", f.File, f.Line, f.Severity, f.Rule, workloadSubject(f), f.Message)
+		fmt.Fprintf(w, "%s:%d: %-7s %s %s: %s\n", f.File, f.Line, f.Severity, f.Rule, subject(f), f.Message)
 	}
 	status := "PASSED"
 	if !rep.Passed {
@@ -156,13 +154,4 @@ func printWorkloadReport(w io.Writer, format string, rep *kube.WorkloadReport) e
 	}
 	_, err := fmt.Fprintf(w, "%s: %d error(s), %d finding(s)\n", status, rep.Errors(), len(rep.Findings))
 	return err
-}
-
-// workloadSubject names what a finding is about: Kind/name, and the
-// container when it has one.
-func workloadSubject(f kube.WorkloadFinding) string {
-	if f.Container == "" {
-		return f.Object
-	}
-	return f.Object + " container " + f.Container
 }

@@ -1,12 +1,13 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/imgctl/imgctl/registry"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -20,24 +21,21 @@ func fetch(cmd *cobra.Command, rc *registry.Client, s string) (*registry.Fetched
 	return rc.Fetch(cmd.Context(), ref)
 }
 
+// loadSnapshot reads what f fetched as a snapshot: an index with its
+// children's manifests and configs (at most concurrency reads at once),
+// or an image.
+func loadSnapshot(ctx context.Context, f *registry.Fetched, concurrency int) (*snapshot.Snapshot, error) {
+	if f.Index != nil {
+		return snapshot.LoadIndex(ctx, f.Index, concurrency)
+	}
+	return snapshot.LoadImage(f.Image)
+}
+
 // writeJSON prints v indented, with a trailing newline.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// splitList splits comma-separated and repeated flag values.
-func splitList(in []string) []string {
-	var out []string
-	for _, s := range in {
-		for p := range strings.SplitSeq(s, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
 }
 
 func shortDigest(d string) string {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -23,7 +24,7 @@ type docFlagException struct {
 }
 
 var docFlagExceptions = []docFlagException{
-	{"README.md", "--link", "Dockerfile's COPY --link / ADD --link (--link=true), which the lint rule link-in-windows-stage reports"},
+	{"docs/commands.md", "--link", "Dockerfile's COPY --link / ADD --link (--link=true), which the lint rule link-in-windows-stage reports"},
 	{"docs/architecture.md", "--link", "Dockerfile's COPY/ADD --link in the lint package's row"},
 	{"docs/architecture.md", "-X", "the Go linker's -ldflags -X, with which a release stamps internal/version"},
 	{"docs/architecture.md", "--write-enabled", "Azure CLI's `az acr repository update --write-enabled false`, ACR's tag lock"},
@@ -606,5 +607,207 @@ func TestDocsFlagsChecker(t *testing.T) {
 	}
 	if !c.used[0] || c.used[1] {
 		t.Errorf("exceptions used = %v, want [true false]", c.used)
+	}
+}
+
+var (
+	// mdLinkTarget is the target of an inline Markdown link, [text](target).
+	mdLinkTarget = regexp.MustCompile(`\]\(([^()\s]+)\)`)
+	mdCodeSpan   = regexp.MustCompile("`[^`]*`")
+	mdHeading    = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*$`)
+)
+
+// mdProse calls fn with each line of a Markdown document that is not in a
+// fenced block, and its 1-based number.
+func mdProse(text string, fn func(n int, line string)) {
+	fence := ""
+	for i, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case fence != "":
+			if strings.HasPrefix(trimmed, fence) {
+				fence = ""
+			}
+		case strings.HasPrefix(trimmed, "```"), strings.HasPrefix(trimmed, "~~~"):
+			fence = trimmed[:3]
+		default:
+			fn(i+1, line)
+		}
+	}
+}
+
+// githubSlug is the anchor GitHub gives a heading: lower case, with
+// everything but letters, digits, hyphens and underscores dropped and
+// spaces turned into hyphens.
+func githubSlug(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case unicode.IsLetter(r), unicode.IsDigit(r), r == '-', r == '_':
+			b.WriteRune(r)
+		case r == ' ':
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// mdAnchors returns the anchors of a Markdown document's headings, with
+// GitHub's -1, -2 ... suffixes for repeated ones.
+func mdAnchors(text string) map[string]bool {
+	anchors := map[string]bool{}
+	seen := map[string]int{}
+	mdProse(text, func(_ int, line string) {
+		m := mdHeading.FindStringSubmatch(line)
+		if m == nil {
+			return
+		}
+		slug := githubSlug(m[1])
+		if n := seen[slug]; n > 0 {
+			anchors[fmt.Sprintf("%s-%d", slug, n)] = true
+		} else {
+			anchors[slug] = true
+		}
+		seen[slug]++
+	})
+	return anchors
+}
+
+// checkDocLinks checks the relative links of the Markdown documents docs
+// (paths relative to root, with slashes): each must name a file or
+// directory that exists, and a #fragment a heading of the Markdown file it
+// names (of the document itself when the link is only a fragment). Links
+// with a scheme (https:, mailto:) are left alone. It returns the
+// problems and the number of links checked.
+func checkDocLinks(root string, docs []string) (problems []string, links int) {
+	anchors := map[string]map[string]bool{} // by path relative to root
+	anchorsOf := func(rel string) (map[string]bool, error) {
+		if a, ok := anchors[rel]; ok {
+			return a, nil
+		}
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, err
+		}
+		anchors[rel] = mdAnchors(string(b))
+		return anchors[rel], nil
+	}
+	for _, doc := range docs {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(doc)))
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		mdProse(string(b), func(n int, line string) {
+			line = mdCodeSpan.ReplaceAllString(line, "")
+			for _, m := range mdLinkTarget.FindAllStringSubmatch(line, -1) {
+				target := m[1]
+				if strings.Contains(target, ":") {
+					continue // https://..., mailto:...
+				}
+				links++
+				file, frag, _ := strings.Cut(target, "#")
+				rel := doc
+				if file != "" {
+					rel = path.Join(path.Dir(doc), file)
+					if rel == ".." || strings.HasPrefix(rel, "../") {
+						problems = append(problems, fmt.Sprintf("%s:%d: %s is outside the repository", doc, n, target))
+						continue
+					}
+					if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err != nil {
+						problems = append(problems, fmt.Sprintf("%s:%d: %s: no such file (%s)", doc, n, target, rel))
+						continue
+					}
+				}
+				if frag == "" || !strings.HasSuffix(rel, ".md") {
+					continue
+				}
+				a, err := anchorsOf(rel)
+				if err != nil {
+					problems = append(problems, fmt.Sprintf("%s:%d: %s: %v", doc, n, target, err))
+					continue
+				}
+				if !a[frag] {
+					problems = append(problems, fmt.Sprintf("%s:%d: %s: %s has no heading #%s", doc, n, target, rel, frag))
+				}
+			}
+		})
+	}
+	return problems, links
+}
+
+// TestDocsLinks: every relative link of README.md and docs/*.md names a
+// file of the repository, and every #fragment a heading of its page.
+func TestDocsLinks(t *testing.T) {
+	t.Parallel()
+	root := moduleRoot(t)
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rels := []string{"README.md"}
+	for _, d := range docs {
+		rel, err := filepath.Rel(root, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rels = append(rels, filepath.ToSlash(rel))
+	}
+	problems, links := checkDocLinks(root, rels)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	// README.md is a short page that links to docs/ for every reference.
+	if links < 20 {
+		t.Errorf("checked %d relative links in %q: the reader is broken", links, rels)
+	}
+	t.Logf("checked %d relative links in %d documents", links, len(rels))
+}
+
+// TestDocsLinksChecker: the link checker reports a missing file, a
+// missing heading and a link out of the repository, and only those.
+func TestDocsLinksChecker(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"README.md": "# Title\n" +
+			"See [a](docs/a.md), [its rules](docs/a.md#verify-rules), [tags](docs/a.md#tags-imgctls-rule-the-registrys) and [gone](docs/gone.md).\n" + // 2
+			"[Up](#title), [nowhere](#nowhere), [web](https://example.com/x.md#y), `[code](docs/nope.md)`.\n" + // 3
+			"```\n[fenced](docs/nope.md)\n# not a heading\n```\n" +
+			"[fenced heading](#not-a-heading) [dir](docs)\n", // 8
+		"docs/a.md": "# A\n## verify rules\n## Tags: imgctl's rule, the registry's\n## A\n" +
+			"[back](../README.md#title) [out](../../x.md) [second A](#a-1) [third A](#a-2)\n", // 5
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(name)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, links := checkDocLinks(root, []string{"README.md", "docs/a.md"})
+	want := []string{
+		"README.md:2: docs/gone.md: no such file",
+		"README.md:3: #nowhere: README.md has no heading #nowhere",
+		"README.md:8: #not-a-heading: README.md has no heading #not-a-heading",
+		"docs/a.md:5: ../../x.md is outside the repository",
+		"docs/a.md:5: #a-2: docs/a.md has no heading #a-2",
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, w) }) {
+			t.Errorf("not reported: %s", w)
+		}
+	}
+	for _, g := range got {
+		if !slices.ContainsFunc(want, func(w string) bool { return strings.HasPrefix(g, w) }) {
+			t.Errorf("reported, but fine: %s", g)
+		}
+	}
+	if links != 12 {
+		t.Errorf("checked %d links, want 12", links)
+	}
+	if got := githubSlug("Tags: imgctl's rule, the registry's, and concurrent publishers"); got != "tags-imgctls-rule-the-registrys-and-concurrent-publishers" {
+		t.Errorf("githubSlug = %q", got)
 	}
 }

@@ -11,9 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/internal/ghactions"
-	"github.com/imgctl/imgctl/kube"
-	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
@@ -79,60 +78,62 @@ func (g githubOutput) warn(what string, err error) {
 	fmt.Fprintf(g.stderr, "imgctl: warning: GitHub %s: %v\n", what, err)
 }
 
-// ciFinding is a finding of lint, check-workload or verify as CI output
-// shows it: as an annotation, a summary row or a SARIF result.
-type ciFinding struct {
-	rule, severity string
-	// subject is what the finding is about: a platform, an object and
-	// container; "" for none.
-	subject, message string
-	// file is as the finding names it ("" for none); line is 1-based, 0
-	// for none.
-	file string
-	line int
-}
+// The CI adapter: one set of functions turns findings (of lint,
+// check-workload and verify, and the lint and verify findings of build,
+// rebase and promote) into GitHub annotations, step-summary rows and
+// SARIF results (writeSARIF), and words them in the text reports.
 
-// text is the finding's message with its subject in front.
-func (f ciFinding) text() string {
-	if f.subject == "" {
-		return f.message
+// subject names what a finding is about: the platform and short digest of
+// an index entry (verify, policy, sign, kube's nodes), the target platform
+// of a Dockerfile instruction (lint), the object and container of a
+// manifest (check-workload); "" for none.
+func subject(f findings.Finding) string {
+	var parts []string
+	for _, p := range []string{f.Platform, shortDigest(f.Digest), f.Object} {
+		if p != "" {
+			parts = append(parts, p)
+		}
 	}
-	return f.subject + ": " + f.message
-}
-
-func lintCIFindings(findings []lint.Finding) []ciFinding {
-	out := make([]ciFinding, 0, len(findings))
-	for _, f := range findings {
-		out = append(out, ciFinding{rule: f.Rule, severity: f.Severity, subject: f.Platform, message: f.Message, file: f.File, line: f.Line})
+	if f.Container != "" {
+		parts = append(parts, "container "+f.Container)
 	}
-	return out
+	return strings.Join(parts, " ")
 }
 
-func workloadCIFindings(rep *kube.WorkloadReport) []ciFinding {
-	out := make([]ciFinding, 0, len(rep.Findings))
-	for _, f := range rep.Findings {
-		out = append(out, ciFinding{rule: f.Rule, severity: string(f.Severity), subject: workloadSubject(f), message: f.Message, file: f.File, line: f.Line})
+// ciMessage is the finding's message with its subject in front, as
+// annotations, summary rows and SARIF results show it.
+func ciMessage(f findings.Finding) string {
+	if s := subject(f); s != "" {
+		return s + ": " + f.Message
 	}
-	return out
+	return f.Message
 }
 
-func verifyCIFindings(rep *verify.Report) []ciFinding {
-	out := make([]ciFinding, 0, len(rep.Findings))
-	for _, f := range rep.Findings {
-		out = append(out, ciFinding{rule: f.Rule, severity: string(f.Severity), subject: findingWhere(f), message: f.Message})
-	}
-	return out
+// annotation is a finding as a workflow command at its file (relative to
+// the workspace; none for an index, which has no file) and line.
+func annotation(f findings.Finding) ghactions.Annotation {
+	return ghactions.Annotation{Level: annotationLevel(f.Severity), File: workspacePath(f.File), Line: f.Line, Title: f.Rule, Message: ciMessage(f)}
 }
 
-// findings annotates findings at their file and line and returns the
+// summaryRow is a finding as a row of the step summary's findings table:
+// rule, severity, message, location.
+func summaryRow(f findings.Finding) []string {
+	return []string{code(f.Rule), string(f.Severity), ciMessage(f), fileLine(workspacePath(f.File), f.Line)}
+}
+
+// verdict is a summary's verdict line over findings.
+func verdict(passed bool, fs []findings.Finding) string {
+	return status(passed, findings.Count(fs, findings.Error), len(fs))
+}
+
+// findingsSection annotates fs at their file and line and returns the
 // summary's findings section.
-func (g githubOutput) findings(findings []ciFinding) string {
-	anns := make([]ghactions.Annotation, 0, len(findings))
-	rows := make([][]string, 0, len(findings))
-	for _, f := range findings {
-		path := workspacePath(f.file)
-		anns = append(anns, ghactions.Annotation{Level: annotationLevel(f.severity), File: path, Line: f.line, Title: f.rule, Message: f.text()})
-		rows = append(rows, []string{code(f.rule), f.severity, f.text(), fileLine(path, f.line)})
+func (g githubOutput) findingsSection(fs []findings.Finding) string {
+	anns := make([]ghactions.Annotation, 0, len(fs))
+	rows := make([][]string, 0, len(fs))
+	for _, f := range fs {
+		anns = append(anns, annotation(f))
+		rows = append(rows, summaryRow(f))
 	}
 	g.annotate(anns)
 	if len(rows) == 0 {
@@ -141,22 +142,19 @@ func (g githubOutput) findings(findings []ciFinding) string {
 	return ghactions.Table([]string{"rule", "severity", "message", "location"}, rows)
 }
 
-// lint reports Dockerfile findings: annotations at their file and line,
-// and a summary section with the findings table.
-func (g githubOutput) lint(file string, findings []lint.Finding) {
+// checked reports the findings of a check of files (lint, check-workload):
+// annotations at their file and line, and a summary section with title,
+// the verdict and the findings table.
+func (g githubOutput) checked(title string, passed bool, fs []findings.Finding) {
 	if !g.on {
 		return
 	}
-	g.appendSummary(fmt.Sprintf("### imgctl lint %s\n\n", code(workspacePath(file))) +
-		status(len(findings) == 0, len(findings), len(findings)) + g.findings(lintCIFindings(findings)))
+	g.appendSummary("### " + title + "\n\n" + verdict(passed, fs) + g.findingsSection(fs))
 }
 
-// workloads reports check-workload findings like lint's.
-func (g githubOutput) workloads(rep *kube.WorkloadReport) {
-	if !g.on {
-		return
-	}
-	g.appendSummary("### imgctl check-workload\n\n" + status(rep.Passed, rep.Errors(), len(rep.Findings)) + g.findings(workloadCIFindings(rep)))
+// lint reports Dockerfile findings (lint, build): every one fails.
+func (g githubOutput) lint(file string, fs []findings.Finding) {
+	g.checked("imgctl lint "+code(workspacePath(file)), len(fs) == 0, fs)
 }
 
 // verified reports what verify found about an index that build, verify,
@@ -175,7 +173,7 @@ func (g githubOutput) verified(title string, rows []row, rep *verify.Report, not
 		b.WriteString(n + "\n\n")
 	}
 	if rep != nil {
-		b.WriteString(status(rep.Passed, len(rep.Errors()), len(rep.Findings)))
+		b.WriteString(verdict(rep.Passed, rep.Findings))
 	}
 	if len(rows) > 0 {
 		var cells [][]string
@@ -203,7 +201,7 @@ func (g githubOutput) verified(title string, rows []row, rep *verify.Report, not
 		b.WriteString("Windows targets: the variant each engine selects\n\n")
 		b.WriteString(ghactions.Table([]string{"target", "build", "engine", "selects", "os.version", "LTSC"}, cells))
 	}
-	b.WriteString(g.findings(verifyCIFindings(rep)))
+	b.WriteString(g.findingsSection(rep.Findings))
 	g.appendSummary(b.String())
 }
 
@@ -248,11 +246,11 @@ func status(passed bool, errors, findings int) string {
 }
 
 // annotationLevel maps a finding's severity to the workflow command.
-func annotationLevel(severity string) ghactions.Level {
-	switch severity {
-	case string(verify.Error):
+func annotationLevel(s findings.Severity) ghactions.Level {
+	switch s {
+	case findings.Error:
 		return ghactions.Error
-	case string(verify.Warning):
+	case findings.Warning:
 		return ghactions.Warning
 	}
 	return ghactions.Notice

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/internal/ghactions"
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/lint"
@@ -253,6 +254,37 @@ func TestGitHubPromoteSummary(t *testing.T) {
 	for _, want := range []string{"Refused: `" + refused + "` is not tagged.", "**FAILED**: 1 error(s)", "| `" + verify.RuleMissingPlatform + "` | error |"} {
 		if !strings.Contains(sum2, want) {
 			t.Errorf("step summary of the refusal lacks %q:\n%s", want, sum2)
+		}
+	}
+}
+
+// TestCIFindingText: one adapter words every check's findings: the
+// subject (an index entry's platform and short digest, a Dockerfile
+// instruction's target platform, a manifest's object and container) in
+// front of the message, and the location of those with a file.
+func TestCIFindingText(t *testing.T) {
+	t.Setenv(ghactions.EnvWorkspace, "/ws")
+	d := "sha256:" + strings.Repeat("ab", 32)
+	for _, tc := range []struct {
+		name     string
+		f        findings.Finding
+		message  string
+		location string
+	}{
+		{"verify", findings.Finding{Rule: "r", Severity: findings.Error, Digest: d, Platform: "windows/amd64", Message: "m"}, "windows/amd64 " + d[:19] + ": m", ""},
+		{"verify, digest only", findings.Finding{Rule: "r", Severity: findings.Warning, Digest: d, Message: "m"}, d[:19] + ": m", ""},
+		{"verify, index", findings.Finding{Rule: "r", Severity: findings.Error, Message: "m"}, "m", ""},
+		{"lint", findings.Finding{Rule: "r", Severity: findings.Error, File: "/ws/Dockerfile", Line: 2, Platform: "windows/amd64", Stage: "s", Message: "m"}, "windows/amd64: m", "Dockerfile:2"},
+		{"lint, every platform", findings.Finding{Rule: "r", Severity: findings.Error, File: "/ws/a/Dockerfile", Line: 3, Stage: "s", Message: "m"}, "m", "a/Dockerfile:3"},
+		{"workload, pod", findings.Finding{Rule: "r", Severity: findings.Warning, File: "-", Line: 4, Object: "Pod/p", Message: "m"}, "Pod/p: m", ""},
+		{"workload, container", findings.Finding{Rule: "r", Severity: findings.Error, File: "/ws/w.yaml", Line: 5, Object: "Pod/p", Container: "c", Message: "m"}, "Pod/p container c: m", "w.yaml:5"},
+	} {
+		row := summaryRow(tc.f)
+		if got := ciMessage(tc.f); got != tc.message || row[2] != tc.message || row[3] != tc.location || row[1] != string(tc.f.Severity) {
+			t.Errorf("%s: message %q, row %q; want %q at %q", tc.name, got, row, tc.message, tc.location)
+		}
+		if a := annotation(tc.f); a.Message != tc.message || a.Title != tc.f.Rule || a.Level != annotationLevel(tc.f.Severity) {
+			t.Errorf("%s: annotation %+v", tc.name, a)
 		}
 	}
 }

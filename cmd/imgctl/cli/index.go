@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/cobra"
@@ -125,22 +124,15 @@ func (o *indexOptions) run(cmd *cobra.Command, ro *rootOptions,
 }
 
 func (o *indexOptions) options(rc *registry.Client) (io idx.Options, t name.Tag, vo verify.Options, err error) {
-	io = idx.Options{NoAttestations: o.noAttestations, Force: o.force, ForceFlag: "--force", DryRun: o.dryRun, Jobs: o.jobs}
+	io = idx.Options{NoAttestations: o.noAttestations, Force: o.force, DryRun: o.dryRun, Jobs: o.jobs}
 	if t, io.AlsoTags, err = parseTags(rc, o.tags); err != nil {
 		return io, t, vo, err
 	}
 	if io.Prefer, err = idx.ParsePrefer(o.prefer); err != nil {
 		return io, t, vo, fmt.Errorf("%w: --prefer: %w", ErrUsage, err)
 	}
-	for _, a := range o.annotations {
-		k, v, ok := strings.Cut(a, "=")
-		if !ok || k == "" {
-			return io, t, vo, fmt.Errorf("%w: --annotation %q: want key=value", ErrUsage, a)
-		}
-		if io.Annotations == nil {
-			io.Annotations = map[string]string{}
-		}
-		io.Annotations[k] = v
+	if io.Annotations, err = keyValues("--annotation", o.annotations, false); err != nil {
+		return io, t, vo, err
 	}
 	if vo.Targets, err = platform.ParseTargets(splitList(o.targets)); err != nil {
 		return io, t, vo, fmt.Errorf("%w: --windows: %w", ErrUsage, err)

@@ -99,7 +99,7 @@ func TestIndexCreateDuplicatesAndDryRun(t *testing.T) {
 	newer := push(t, reg, "src:w22new", regtest.Must(regtest.WindowsImage("10.0.20348.9999"))(t))
 	target := reg.Host() + "/app:1"
 	args := append([]string{"index", "create", "-t", target}, append(srcs, newer)...)
-	if _, errOut, code := run(t, args...); code != 2 || !strings.Contains(errOut, "duplicate platform") {
+	if _, errOut, code := run(t, args...); code != 2 || !strings.Contains(errOut, "duplicate platform") || !strings.Contains(errOut, "use --prefer newest") {
 		t.Errorf("duplicate: exit %d %s", code, errOut)
 	}
 	reg.ResetStats()

@@ -12,34 +12,41 @@ import (
 	"github.com/imgctl/imgctl/snapshot"
 )
 
+// inspectOptions are the flags of inspect: none beyond the root's.
+type inspectOptions struct{}
+
 func newInspectCmd(ro *rootOptions) *cobra.Command {
+	o := &inspectOptions{}
 	return &cobra.Command{
 		Use:   "inspect REF",
 		Short: "Print the platform table of an index (-o json: the raw manifest)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := fetch(cmd, ro.registry(), args[0])
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			if ro.output == "json" {
-				_, err := w.Write(append(f.Desc.Manifest, '\n'))
-				return err
-			}
-			rows, err := inspectRows(f)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "%s@%s (%s)\n", f.Ref, f.Desc.Digest, f.Desc.MediaType)
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PLATFORM\tOS.VERSION\tLTSC\tDIGEST\tSIZE")
-			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", r.platform, r.osVersion, r.ltsc, r.digest, r.size)
-			}
-			return tw.Flush()
-		},
+		RunE:  func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args) },
 	}
+}
+
+// run runs the verb with the parsed flags.
+func (o *inspectOptions) run(cmd *cobra.Command, ro *rootOptions, args []string) error {
+	f, err := fetch(cmd, ro.registry(), args[0])
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if ro.output == "json" {
+		_, err := w.Write(append(f.Desc.Manifest, '\n'))
+		return err
+	}
+	rows, err := inspectRows(f)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s@%s (%s)\n", f.Ref, f.Desc.Digest, f.Desc.MediaType)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLATFORM\tOS.VERSION\tLTSC\tDIGEST\tSIZE")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", r.platform, r.osVersion, r.ltsc, r.digest, r.size)
+	}
+	return tw.Flush()
 }
 
 // inspectRows describes each child; an entry without a platform shows its

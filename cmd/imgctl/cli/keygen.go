@@ -19,8 +19,13 @@ import (
 // unset and stdin has nothing.
 var ErrNoPassword = errors.New("no password: set COSIGN_PASSWORD or give it on stdin")
 
+// keygenOptions are the flags of keygen.
+type keygenOptions struct {
+	prefix string
+}
+
 func newKeygenCmd(ro *rootOptions) *cobra.Command {
-	var prefix string
+	o := &keygenOptions{}
 	cmd := &cobra.Command{
 		Use:   "keygen [PREFIX]",
 		Short: "Make a cosign key pair (PREFIX.key, encrypted, and PREFIX.pub)",
@@ -35,34 +40,38 @@ to confirm), or as one line of stdin. Existing files are never overwritten.`,
   imgctl keygen release
   imgctl keygen --output-key-prefix release`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				if f := cmd.Flags().Lookup("output-key-prefix"); f.Changed && prefix != args[0] {
-					return fmt.Errorf("%w: PREFIX %q and --output-key-prefix %q differ: give one of them", ErrUsage, args[0], prefix)
-				}
-				prefix = args[0]
-			}
-			pw, err := password(cmd, true)
-			if err != nil {
-				return err
-			}
-			kp, err := sign.GenerateKeyPair(pw)
-			if err != nil {
-				return err
-			}
-			priv, pub := prefix+".key", prefix+".pub"
-			if err := sign.WriteKeyPair(kp, priv, pub); err != nil {
-				return err
-			}
-			if ro.output == "json" {
-				return writeJSON(cmd.OutOrStdout(), map[string]string{"private": priv, "public": pub})
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Private key written to %s\nPublic key written to %s\n", priv, pub)
-			return err
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args) },
 	}
-	cmd.Flags().StringVar(&prefix, "output-key-prefix", "cosign", "write PREFIX.key and PREFIX.pub")
+	cmd.Flags().StringVar(&o.prefix, "output-key-prefix", "cosign", "write PREFIX.key and PREFIX.pub")
 	return cmd
+}
+
+// run runs the verb with the parsed flags.
+func (o *keygenOptions) run(cmd *cobra.Command, ro *rootOptions, args []string) error {
+	prefix := o.prefix
+	if len(args) == 1 {
+		if f := cmd.Flags().Lookup("output-key-prefix"); f.Changed && prefix != args[0] {
+			return fmt.Errorf("%w: PREFIX %q and --output-key-prefix %q differ: give one of them", ErrUsage, args[0], prefix)
+		}
+		prefix = args[0]
+	}
+	pw, err := password(cmd, true)
+	if err != nil {
+		return err
+	}
+	kp, err := sign.GenerateKeyPair(pw)
+	if err != nil {
+		return err
+	}
+	priv, pub := prefix+".key", prefix+".pub"
+	if err := sign.WriteKeyPair(kp, priv, pub); err != nil {
+		return err
+	}
+	if ro.output == "json" {
+		return writeJSON(cmd.OutOrStdout(), map[string]string{"private": priv, "public": pub})
+	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "Private key written to %s\nPublic key written to %s\n", priv, pub)
+	return err
 }
 
 // password returns COSIGN_PASSWORD when it is set, even empty. Otherwise,

@@ -9,13 +9,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/registry"
 )
 
+type lintOptions struct {
+	variantFlags
+	resolve bool
+}
+
 func newLintCmd(ro *rootOptions) *cobra.Command {
-	f := &variantFlags{}
-	var resolve bool
+	o := &lintOptions{}
 	cmd := &cobra.Command{
 		Use:   "lint [CONTEXT]",
 		Short: "Check a Dockerfile for problems that break a multi-OS build, without building",
@@ -35,45 +40,48 @@ findings, 2 on usage errors, an unreadable Dockerfile or a registry error.
   imgctl lint --windows ltsc2022,ltsc2025 --windows-base-template reg.example.com/nanoserver:{ltsc} --resolve .`,
 		Args:        cobra.MaximumNArgs(1),
 		Annotations: map[string]string{sarifCapable: "true"},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			o, err := f.options(dir)
-			if err != nil {
-				return err
-			}
-			if resolve {
-				o.BaseResolver = baseResolver(cmd, ro.registry())
-			}
-			p, err := build.Prepare(o)
-			var pe *lint.Error
-			if err != nil && !errors.As(err, &pe) {
-				return err
-			}
-			var findings []lint.Finding
-			if pe != nil {
-				findings = pe.Findings
-			}
-			if ro.output == outputSARIF {
-				err = writeSARIF(cmd.OutOrStdout(), lintRules, lintCIFindings(findings))
-			} else {
-				err = printFindings(cmd.OutOrStdout(), ro.output, p.File, findings)
-			}
-			if err != nil {
-				return err
-			}
-			ro.githubOutput(cmd).lint(p.File, findings)
-			if len(findings) > 0 {
-				return ErrCheckFailed
-			}
-			return nil
-		},
+		RunE:        func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args) },
 	}
-	f.add(cmd.Flags())
-	cmd.Flags().BoolVar(&resolve, "resolve", false, "read the os.version of Windows bases whose reference names no release (a digest, latest) from their registry")
+	o.variantFlags.add(cmd.Flags())
+	cmd.Flags().BoolVar(&o.resolve, "resolve", false, "read the os.version of Windows bases whose reference names no release (a digest, latest) from their registry")
 	return cmd
+}
+
+// run lints the Dockerfile of the context args names ("." without one).
+func (o *lintOptions) run(cmd *cobra.Command, ro *rootOptions, args []string) error {
+	dir := "."
+	if len(args) == 1 {
+		dir = args[0]
+	}
+	bo, err := o.variantFlags.options(dir)
+	if err != nil {
+		return err
+	}
+	if o.resolve {
+		bo.BaseResolver = baseResolver(cmd, ro.registry())
+	}
+	p, err := build.Prepare(bo)
+	var pe *lint.Error
+	if err != nil && !errors.As(err, &pe) {
+		return err
+	}
+	var fs []findings.Finding
+	if pe != nil {
+		fs = pe.Findings
+	}
+	if ro.output == outputSARIF {
+		err = writeSARIF(cmd.OutOrStdout(), lintRules, fs)
+	} else {
+		err = printFindings(cmd.OutOrStdout(), ro.output, p.File, fs)
+	}
+	if err != nil {
+		return err
+	}
+	ro.githubOutput(cmd).lint(p.File, fs)
+	if len(fs) > 0 {
+		return ErrCheckFailed
+	}
+	return nil
 }
 
 // baseResolver reads, for lint --resolve, the platforms a base offers
@@ -117,16 +125,16 @@ func baseResolver(cmd *cobra.Command, rc *registry.Client) lint.BaseResolver {
 
 // printFindings writes preflight findings as file:line lines, or as JSON
 // {"file", "passed", "findings"}.
-func printFindings(w io.Writer, format, file string, findings []lint.Finding) error {
-	if findings == nil {
-		findings = []lint.Finding{}
+func printFindings(w io.Writer, format, file string, fs []findings.Finding) error {
+	if fs == nil {
+		fs = []findings.Finding{}
 	}
 	if format == "json" {
-		return writeJSON(w, map[string]any{"file": file, "passed": len(findings) == 0, "findings": findings})
+		return writeJSON(w, map[string]any{"file": file, "passed": len(fs) == 0, "findings": fs})
 	}
-	for _, f := range findings {
-		fmt.Fprintln(w, f)
+	for _, f := range fs {
+		fmt.Fprintln(w, lint.FormatFinding(f))
 	}
-	_, err := fmt.Fprintf(w, "%s: %d finding(s)\n", file, len(findings))
+	_, err := fmt.Fprintf(w, "%s: %d finding(s)\n", file, len(fs))
 	return err
 }

@@ -39,37 +39,40 @@ error, also while reading signatures, exits 2.`,
 		Example: `  imgctl promote reg.example.com/app:ci-123 reg.example.com/release/app:1.0 --policy policy.yaml
   imgctl promote staging.example.com/app:1.0 prod.example.com/app:1.0 --key cosign.pub`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			rc := ro.registry()
-			src, err := rc.ParseReference(args[0])
-			if err != nil {
-				return fmt.Errorf("%w: %w", ErrUsage, err)
-			}
-			dst, err := parseTag(rc.ParseReference, "DST", args[1], true)
-			if err != nil {
-				return err
-			}
-			gate, err := o.gate(verify.Options{})
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			gate.Registry = rc
-			pr, err := gate.Promote(ctx, src, dst, policy.PromoteOptions{Registry: rc, Logger: ro.logger(cmd)})
-			if pr != nil && pr.Report != nil {
-				if perr := printPromotion(cmd, ro.output, pr, err); perr != nil && err == nil {
-					err = perr
-				}
-				summarizePromotion(ro.githubOutput(cmd), pr, err)
-			}
-			if errors.Is(err, policy.ErrRefused) {
-				return fmt.Errorf("%w (%w)", err, ErrCheckFailed)
-			}
-			return err
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return o.promote(cmd, ro, args) },
 	}
 	o.add(cmd.Flags())
 	return cmd
+}
+
+// promote runs promote with the parsed flags.
+func (o *gateFlags) promote(cmd *cobra.Command, ro *rootOptions, args []string) error {
+	rc := ro.registry()
+	src, err := rc.ParseReference(args[0])
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	dst, err := parseTag(rc.ParseReference, "DST", args[1], true)
+	if err != nil {
+		return err
+	}
+	gate, err := o.gate(verify.Options{})
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	gate.Registry = rc
+	pr, err := gate.Promote(ctx, src, dst, policy.PromoteOptions{Registry: rc, Logger: ro.logger(cmd)})
+	if pr != nil && pr.Report != nil {
+		if perr := printPromotion(cmd, ro.output, pr, err); perr != nil && err == nil {
+			err = perr
+		}
+		summarizePromotion(ro.githubOutput(cmd), pr, err)
+	}
+	if errors.Is(err, policy.ErrRefused) {
+		return fmt.Errorf("%w (%w)", err, ErrCheckFailed)
+	}
+	return err
 }
 
 // printPromotion prints the report and, unless promoting failed with err,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,7 +14,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// usageNode is one part of a README usage line: a word, or an optional
+// usageNode is one part of a usage line of the command table: a word, or an optional
 // [...] group of parts.
 type usageNode struct {
 	word     string
@@ -130,7 +131,7 @@ func checkCommandLine(args []string) error {
 	return cmd.ValidateArgs(cmd.Flags().Args())
 }
 
-// checkUsage checks one README usage line in its shortest form (no
+// checkUsage checks one usage line of the command table in its shortest form (no
 // optional part, one of each X...) and its longest forms (every optional
 // part, two of each X..., each alternative of a|b).
 func checkUsage(usage string) error {
@@ -159,18 +160,25 @@ func checkUsage(usage string) error {
 	return errors.Join(errs...)
 }
 
-// readmeUsages returns the usage lines of README.md's "## Commands" table:
-// every `imgctl ...` code span of each row's first cell, with \| turned
-// into the | of alternatives.
+// commandTable is the page that holds the command table (README.md
+// links to it), and commandTableSection the heading of its section.
+const (
+	commandTable        = "docs/commands.md"
+	commandTableSection = "## Verbs"
+)
+
+// readmeUsages returns the usage lines of the command table (the
+// commandTableSection of commandTable): every `imgctl ...` code span of
+// each row's first cell, with \| turned into the | of alternatives.
 func readmeUsages(t *testing.T) []string {
 	t.Helper()
-	dt, err := os.ReadFile("../../../README.md")
+	dt, err := os.ReadFile(filepath.Join(moduleRoot(t), filepath.FromSlash(commandTable)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(dt), "\n## Commands\n")
+	_, section, ok := strings.Cut(string(dt), "\n"+commandTableSection+"\n")
 	if !ok {
-		t.Fatal(`README.md has no "## Commands" section`)
+		t.Fatalf("%s has no %q section", commandTable, commandTableSection)
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	span := regexp.MustCompile("`([^`]*)`")
@@ -205,7 +213,8 @@ func firstCell(row string) string {
 	return row
 }
 
-// TestREADMEUsage: every usage line of the README's command table parses
+// TestREADMEUsage: every usage line of the command table (docs/commands.md,
+// which README.md links to) parses
 // as the CLI parses it (the command exists, every flag does, and the
 // positional arguments are as many as the command takes), and every verb
 // of the CLI has a line there.
@@ -213,12 +222,12 @@ func TestREADMEUsage(t *testing.T) {
 	t.Parallel()
 	usages := readmeUsages(t)
 	if len(usages) < 10 {
-		t.Fatalf("found %d usage lines in the README's command table: the reader is broken\n%q", len(usages), usages)
+		t.Fatalf("found %d usage lines in %s's command table: the reader is broken\n%q", len(usages), commandTable, usages)
 	}
 	documented := map[string]bool{}
 	for _, u := range usages {
 		if err := checkUsage(u); err != nil {
-			t.Errorf("README usage %q disagrees with --help:\n%v", u, err)
+			t.Errorf("%s usage %q disagrees with --help:\n%v", commandTable, u, err)
 		}
 		if cmd, _, err := NewRootCmd().Find(strings.Fields(strings.TrimPrefix(u, "imgctl "))); err == nil {
 			documented[cmd.CommandPath()] = true
@@ -228,7 +237,7 @@ func TestREADMEUsage(t *testing.T) {
 	walk = func(c *cobra.Command) {
 		if c.Runnable() && c.HasParent() {
 			if !documented[c.CommandPath()] {
-				t.Errorf("%s is not in the README's command table", c.CommandPath())
+				t.Errorf("%s is not in %s's command table", c.CommandPath(), commandTable)
 			}
 			// --help's own usage line must parse too.
 			_, args, _ := strings.Cut(c.Use, " ")

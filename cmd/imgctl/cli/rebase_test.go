@@ -228,7 +228,8 @@ func TestRebaseBuildChange(t *testing.T) {
 	reg := regtest.New(t)
 	app := rebaseFixture(t, reg)
 	moveBases(t, reg, winOther)
-	if out, errOut, code := run(t, "rebase", app, "-t", reg.Host()+"/app:2"); code != 2 || !strings.Contains(errOut, "different Windows build") {
+	if out, errOut, code := run(t, "rebase", app, "-t", reg.Host()+"/app:2"); code != 2 || !strings.Contains(errOut, "different Windows build") ||
+		!strings.Contains(errOut, "use --allow-build-change to move it") {
 		t.Fatalf("without the flag: exit %d\n%s%s", code, out, errOut)
 	}
 	out, errOut, code := run(t, "rebase", app, "-t", reg.Host()+"/app:2", "--allow-build-change")

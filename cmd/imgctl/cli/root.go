@@ -14,7 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	idx "github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/internal/ghactions"
+	"github.com/imgctl/imgctl/rebase"
 	"github.com/imgctl/imgctl/registry"
 )
 
@@ -100,6 +102,7 @@ func Execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	root.SetErr(stderr)
 	cmd, err := root.ExecuteContextC(ctx)
 	o.printRequests(cmd, stderr)
+	err = flagHint(cmd, err)
 	// A bare ErrCheckFailed means the command already printed its report.
 	if err != nil && err != ErrCheckFailed { //nolint:errorlint // identity is the point
 
@@ -159,4 +162,31 @@ func (o *rootOptions) printRequests(cmd *cobra.Command, w io.Writer) {
 		n += rc.Requests()
 	}
 	fmt.Fprintf(w, "%s: %d registry requests\n", cmd.CommandPath(), n)
+}
+
+// flagHints are the flags that answer a library's refusal. Libraries
+// return sentinels and name no flag; the CLI names the flag, only on a
+// verb that has it.
+var flagHints = []struct {
+	err        error
+	flag, hint string
+}{
+	{registry.ErrTagExists, "force", "use --force to overwrite it"},
+	{rebase.ErrBuildChange, "allow-build-change", "use --allow-build-change to move it"},
+	{idx.ErrDuplicatePlatform, "prefer", "use --prefer newest to keep the newest of each"},
+}
+
+// flagHint adds to err the flag of cmd that answers it (flagHints). A
+// registry's own immutability rule is not answered by --force.
+func flagHint(cmd *cobra.Command, err error) error {
+	var immutable *registry.ImmutableTagError
+	if err == nil || cmd == nil || errors.As(err, &immutable) {
+		return err
+	}
+	for _, h := range flagHints {
+		if errors.Is(err, h.err) && cmd.Flags().Lookup(h.flag) != nil {
+			return fmt.Errorf("%w; %s", err, h.hint)
+		}
+	}
+	return err
 }

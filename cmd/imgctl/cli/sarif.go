@@ -8,6 +8,7 @@ import (
 	"github.com/owenrumney/go-sarif/v2/sarif"
 	"github.com/spf13/cobra"
 
+	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/kube"
 	"github.com/imgctl/imgctl/lint"
 )
@@ -63,9 +64,9 @@ func checkOutput(cmd *cobra.Command, output string) error {
 }
 
 // writeSARIF prints a SARIF 2.1.0 log of one run: tool.driver imgctl with
-// imgctl version's version, every rule of the verb, and each finding with
-// its file (relative to the repository) and line.
-func writeSARIF(w io.Writer, rules []sarifRule, findings []ciFinding) error {
+// imgctl version's version, every rule of the verb, and each finding as a
+// result (sarifResult).
+func writeSARIF(w io.Writer, rules []sarifRule, fs []findings.Finding) error {
 	log, err := sarif.New(sarif.Version210)
 	if err != nil {
 		return err
@@ -77,28 +78,34 @@ func writeSARIF(w io.Writer, rules []sarifRule, findings []ciFinding) error {
 	for _, r := range rules {
 		run.AddRule(r.id).WithShortDescription(sarif.NewMultiformatMessageString(r.description))
 	}
-	for _, f := range findings {
-		run.AddRule(f.rule) // a rule the list lacks still gets its index
-		res := run.CreateResultForRule(f.rule).WithLevel(sarifLevel(f.severity)).WithMessage(sarif.NewTextMessage(f.text()))
-		if path := workspacePath(f.file); path != "" {
-			// A URI reference: spaces and the like percent-encoded.
-			uri := (&url.URL{Path: path}).String()
-			loc := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(uri))
-			if f.line > 0 {
-				loc.WithRegion(sarif.NewSimpleRegion(f.line, f.line))
-			}
-			res.AddLocation(sarif.NewLocationWithPhysicalLocation(loc))
-		}
+	for _, f := range fs {
+		sarifResult(run, f)
 	}
 	log.AddRun(run)
 	return writeJSON(w, log)
 }
 
+// sarifResult adds f to run as a result of its rule, with the message
+// annotations show and its file (relative to the repository) and line.
+func sarifResult(run *sarif.Run, f findings.Finding) {
+	run.AddRule(f.Rule) // a rule the list lacks still gets its index
+	res := run.CreateResultForRule(f.Rule).WithLevel(sarifLevel(f.Severity)).WithMessage(sarif.NewTextMessage(ciMessage(f)))
+	if path := workspacePath(f.File); path != "" {
+		// A URI reference: spaces and the like percent-encoded.
+		uri := (&url.URL{Path: path}).String()
+		loc := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(uri))
+		if f.Line > 0 {
+			loc.WithRegion(sarif.NewSimpleRegion(f.Line, f.Line))
+		}
+		res.AddLocation(sarif.NewLocationWithPhysicalLocation(loc))
+	}
+}
+
 // sarifLevel maps a severity to a result level: error, warning, or note.
-func sarifLevel(severity string) string {
-	switch severity {
-	case "error", "warning":
-		return severity
+func sarifLevel(s findings.Severity) string {
+	switch s {
+	case findings.Error, findings.Warning:
+		return string(s)
 	}
 	return "note"
 }

@@ -47,59 +47,7 @@ verify --key, or cosign verify --key cosign.pub --insecure-ignore-tlog.`,
 		Example: `  COSIGN_PASSWORD=... imgctl sign registry.example.com/app:1.0 --key cosign.key --recursive
   imgctl sign registry.example.com/app:1.0 --key cosign.key --attestations --format legacy`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.key == "" {
-				return fmt.Errorf("%w: --key is required", ErrUsage)
-			}
-			format, err := sign.ParseFormat(o.format)
-			if err != nil {
-				return fmt.Errorf("%w: --format: %w", ErrUsage, err)
-			}
-			if o.referrers && format == sign.FormatBundle {
-				return fmt.Errorf("%w: --referrers stores legacy signatures as referrers; --format bundle writes referrers already", ErrUsage)
-			}
-			rc := ro.registry()
-			ref, err := rc.ParseReference(args[0])
-			if err != nil {
-				return fmt.Errorf("%w: %w", ErrUsage, err)
-			}
-			pem, err := os.ReadFile(o.key)
-			if err != nil {
-				return fmt.Errorf("reading private key: %w", err)
-			}
-			pw, err := password(cmd, false)
-			if err != nil {
-				return err
-			}
-			signer, err := sign.LoadPrivateKey(pem, pw)
-			if err != nil {
-				return fmt.Errorf("loading %s: %w", o.key, err)
-			}
-			ctx := cmd.Context()
-			rc.Scope(nil, []name.Repository{ref.Context()})
-			desc, err := rc.Describe(ctx, ref)
-			if err != nil {
-				return fmt.Errorf("resolving %s: %w", ref, err)
-			}
-			d := ref.Context().Digest(desc.Digest.String())
-			res, err := sign.Sign(ctx, d, signer, sign.Options{Registry: rc, Format: format, Recursive: o.recursive,
-				Attestations: o.attestations, Referrers: o.referrers, Logger: ro.logger(cmd)})
-			if err != nil {
-				return err
-			}
-			signed := make([]string, len(res.Digests))
-			for i, h := range res.Digests {
-				signed[i] = h.String()
-			}
-			w := cmd.OutOrStdout()
-			if ro.output == "json" {
-				return writeJSON(w, map[string]any{"ref": ref.String(), "digest": d.DigestStr(), "signed": signed, "format": format, "referrers": o.referrers})
-			}
-			for _, s := range signed {
-				fmt.Fprintf(w, "signed %s@%s\n", d.Context(), s)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.key, "key", "", "encrypted cosign private key (required)")
@@ -108,4 +56,59 @@ verify --key, or cosign verify --key cosign.pub --insecure-ignore-tlog.`,
 	fl.BoolVar(&o.attestations, "attestations", false, "also sign every attestation manifest of an index (implies --recursive)")
 	fl.BoolVar(&o.referrers, "referrers", false, "also store the legacy signatures as OCI 1.1 referrers (needs the referrers API)")
 	return cmd
+}
+
+// run runs the verb with the parsed flags.
+func (o *signOptions) run(cmd *cobra.Command, ro *rootOptions, args []string) error {
+	if o.key == "" {
+		return fmt.Errorf("%w: --key is required", ErrUsage)
+	}
+	format, err := sign.ParseFormat(o.format)
+	if err != nil {
+		return fmt.Errorf("%w: --format: %w", ErrUsage, err)
+	}
+	if o.referrers && format == sign.FormatBundle {
+		return fmt.Errorf("%w: --referrers stores legacy signatures as referrers; --format bundle writes referrers already", ErrUsage)
+	}
+	rc := ro.registry()
+	ref, err := rc.ParseReference(args[0])
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	pem, err := os.ReadFile(o.key)
+	if err != nil {
+		return fmt.Errorf("reading private key: %w", err)
+	}
+	pw, err := password(cmd, false)
+	if err != nil {
+		return err
+	}
+	signer, err := sign.LoadPrivateKey(pem, pw)
+	if err != nil {
+		return fmt.Errorf("loading %s: %w", o.key, err)
+	}
+	ctx := cmd.Context()
+	rc.Scope(nil, []name.Repository{ref.Context()})
+	desc, err := rc.Describe(ctx, ref)
+	if err != nil {
+		return fmt.Errorf("resolving %s: %w", ref, err)
+	}
+	d := ref.Context().Digest(desc.Digest.String())
+	res, err := sign.Sign(ctx, d, signer, sign.Options{Registry: rc, Format: format, Recursive: o.recursive,
+		Attestations: o.attestations, Referrers: o.referrers, Logger: ro.logger(cmd)})
+	if err != nil {
+		return err
+	}
+	signed := make([]string, len(res.Digests))
+	for i, h := range res.Digests {
+		signed[i] = h.String()
+	}
+	w := cmd.OutOrStdout()
+	if ro.output == "json" {
+		return writeJSON(w, map[string]any{"ref": ref.String(), "digest": d.DigestStr(), "signed": signed, "format": format, "referrers": o.referrers})
+	}
+	for _, s := range signed {
+		fmt.Fprintf(w, "signed %s@%s\n", d.Context(), s)
+	}
+	return nil
 }

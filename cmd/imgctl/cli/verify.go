@@ -61,46 +61,7 @@ policy requires them.`,
   imgctl verify registry.example.com/app:1.0 --layers
   imgctl verify registry.example.com/app:1.0 --require-platform linux/amd64,linux/arm64 -o json`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			vo, err := o.options(cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			// Nodes stand in for the default LTSC targets.
-			vo.NoDefaultTargets = len(nodesOf(cmd)) > 0
-			gate, err := o.gate(vo)
-			if err != nil {
-				return err
-			}
-			rc := ro.registry()
-			f, err := fetch(cmd, rc, args[0])
-			if err != nil {
-				return err
-			}
-			var snap *snapshot.Snapshot
-			if f.Index != nil {
-				snap, err = snapshot.LoadIndex(cmd.Context(), f.Index, o.concurrency)
-			} else {
-				snap, err = snapshot.LoadImage(f.Image)
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", f.Ref, err)
-			}
-			gate.Registry, gate.Layers = rc, o.layers
-			rep, err := gate.Check(cmd.Context(), f.Ref.String(), f.Ref.Context(), snap)
-			if err != nil {
-				return err
-			}
-			mergeNodes(cmd, snap, rep, len(gate.Verify.Targets) > 0)
-			if err := printReport(cmd.OutOrStdout(), ro.output, rep); err != nil {
-				return err
-			}
-			ro.githubOutput(cmd).verified("imgctl verify "+code(f.Ref.String()), snapshotRows(snap), rep)
-			if !rep.Passed {
-				return ErrCheckFailed
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args[0]) },
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&o.targets, "windows", nil, "Windows node builds: ltsc2019, ltsc2022, ltsc2025, a build number or a version (default ltsc2022,ltsc2025 when the index has Windows variants)")
@@ -115,6 +76,43 @@ policy requires them.`,
 	o.add(fl)
 	addNodesFlag(cmd)
 	return cmd
+}
+
+// run verifies the index or image ref names.
+func (o *verifyOptions) run(cmd *cobra.Command, ro *rootOptions, ref string) error {
+	vo, err := o.options(cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	// Nodes stand in for the default LTSC targets.
+	vo.NoDefaultTargets = len(nodesOf(cmd)) > 0
+	gate, err := o.gate(vo)
+	if err != nil {
+		return err
+	}
+	rc := ro.registry()
+	f, err := fetch(cmd, rc, ref)
+	if err != nil {
+		return err
+	}
+	snap, err := loadSnapshot(cmd.Context(), f, o.concurrency)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Ref, err)
+	}
+	gate.Registry, gate.Layers = rc, o.layers
+	rep, err := gate.Check(cmd.Context(), f.Ref.String(), f.Ref.Context(), snap)
+	if err != nil {
+		return err
+	}
+	mergeNodes(cmd, snap, rep, len(gate.Verify.Targets) > 0)
+	if err := printReport(cmd.OutOrStdout(), ro.output, rep); err != nil {
+		return err
+	}
+	ro.githubOutput(cmd).verified("imgctl verify "+code(f.Ref.String()), snapshotRows(snap), rep)
+	if !rep.Passed {
+		return ErrCheckFailed
+	}
+	return nil
 }
 
 func (o *verifyOptions) options(stderr io.Writer) (verify.Options, error) {
@@ -160,7 +158,7 @@ func printReport(w io.Writer, format string, rep *verify.Report) error {
 		}
 	}
 	for _, f := range rep.Findings {
-		where := findingWhere(f)
+		where := subject(f)
 		if where != "" {
 			where = " " + where
 		}
@@ -200,10 +198,4 @@ func groupTargets(rows []verify.TargetResult) []verify.TargetResult {
 		}
 	}
 	return out
-}
-
-// findingWhere names the entry a finding is about: its platform and short
-// digest, either, or "".
-func findingWhere(f verify.Finding) string {
-	return strings.TrimSpace(f.Platform + " " + shortDigest(f.Digest))
 }

@@ -38,7 +38,11 @@ func imgctlVersion() string {
 	return s
 }
 
+// versionOptions are the flags of version: none beyond the root's.
+type versionOptions struct{}
+
 func newVersionCmd(ro *rootOptions) *cobra.Command {
+	o := &versionOptions{}
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print imgctl's version and the BuildKit, go-containerregistry and cosign versions it is built with",
@@ -50,35 +54,38 @@ are linked in. -o json prints {"version", "revision", "time", "modified", "go",
 		Example: `  imgctl version
   imgctl version -o json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, err := readVersionInfo()
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			if ro.output == "json" {
-				return writeJSON(w, v)
-			}
-			rev := v.Revision
-			if rev == "" {
-				rev = "unknown"
-			}
-			if v.Modified {
-				rev += " (modified)"
-			}
-			fmt.Fprintf(w, "imgctl %s\nrevision: %s\n", v.Version, rev)
-			if v.Time != "" {
-				fmt.Fprintf(w, "time: %s\n", v.Time)
-			}
-			fmt.Fprintf(w, "go: %s\n", v.Go)
-			for _, d := range v.Dependencies {
-				ver := d.Version
-				if ver == "" {
-					ver = "unknown"
-				}
-				fmt.Fprintf(w, "%s %s\n", d.Path, ver)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args) },
 	}
+}
+
+// run runs the verb with the parsed flags.
+func (o *versionOptions) run(cmd *cobra.Command, ro *rootOptions, _ []string) error {
+	v, err := readVersionInfo()
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if ro.output == "json" {
+		return writeJSON(w, v)
+	}
+	rev := v.Revision
+	if rev == "" {
+		rev = "unknown"
+	}
+	if v.Modified {
+		rev += " (modified)"
+	}
+	fmt.Fprintf(w, "imgctl %s\nrevision: %s\n", v.Version, rev)
+	if v.Time != "" {
+		fmt.Fprintf(w, "time: %s\n", v.Time)
+	}
+	fmt.Fprintf(w, "go: %s\n", v.Go)
+	for _, d := range v.Dependencies {
+		ver := d.Version
+		if ver == "" {
+			ver = "unknown"
+		}
+		fmt.Fprintf(w, "%s %s\n", d.Path, ver)
+	}
+	return nil
 }

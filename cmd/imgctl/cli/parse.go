@@ -1,7 +1,11 @@
+// parse.go holds the command line's shared parsers: lists (comma-separated
+// and repeated values), KEY=VALUE flags and tags.
+
 package cli
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -9,6 +13,42 @@ import (
 
 	"github.com/imgctl/imgctl/registry"
 )
+
+// keyValues parses KEY=VALUE flags; with fromEnv, a bare KEY takes its
+// value from the environment (and is left out when unset), as docker does.
+func keyValues(flag string, in []string, fromEnv bool) (map[string]string, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, s := range in {
+		k, v, ok := strings.Cut(s, "=")
+		k = strings.TrimSpace(k)
+		if k == "" || (!ok && !fromEnv) {
+			return nil, fmt.Errorf("%w: %s %q: want KEY=VALUE", ErrUsage, flag, s)
+		}
+		if !ok {
+			if v, ok = os.LookupEnv(k); !ok {
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// splitList splits comma-separated and repeated flag values.
+func splitList(in []string) []string {
+	var out []string
+	for _, s := range in {
+		for p := range strings.SplitSeq(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
 
 // parseTag parses one tag argument (what names it in messages: "DST",
 // "-t/--tag"). With explicit, the tag must be spelled out (promote's DST:
