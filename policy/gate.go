@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/platform"
@@ -87,6 +88,9 @@ func NewGate(p *Policy, flags verify.Options, keyFiles []string, signed sign.Sco
 		}
 		g.SupplyChain = append(g.SupplyChain, r)
 	}
+	if g.Signed == sign.ScopeAll && !g.hasKeys() {
+		return nil, fmt.Errorf("%w: signed: all (or --signed all) without a key to check: give --key or keys", ErrInvalidPolicy)
+	}
 	if err := g.Rules.validate(len(g.Keys) > 0 || p.hasKeys()); err != nil {
 		return nil, fmt.Errorf("%w: rules: %w", ErrInvalidPolicy, err)
 	}
@@ -137,15 +141,12 @@ func union[T any](a, b []T, key func(T) string) []T {
 func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *snapshot.Snapshot) (*verify.Report, error) {
 	rep := verify.Evaluate(ref, s, g.Verify)
 	rep.Findings = append(rep.Findings, g.Bases.Check(s)...)
-	fs, err := g.chain(ctx, repo, s)
+	fs, checked, err := g.chainChecked(ctx, repo, s)
 	if err != nil {
 		return nil, err
 	}
-	if len(g.Keys) > 0 || slices.ContainsFunc(g.SupplyChain, func(r Requirement) bool { return len(r.Keys) > 0 }) {
-		rep.Signatures = &verify.SignatureCheck{Scope: string(g.Signed.Or(sign.ScopeReference))}
-		for _, sub := range sign.SubjectsIn(s, g.Signed) {
-			rep.Signatures.Digests = append(rep.Signatures.Digests, sub.Digest.String())
-		}
+	if g.hasKeys() {
+		rep.Signatures = &verify.SignatureCheck{Scope: string(g.Signed.Or(sign.ScopeReference)), Digests: append([]string{}, checked...)}
 	}
 	rep.Findings = append(rep.Findings, fs...)
 	if g.Layers {
@@ -164,13 +165,39 @@ func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *s
 // with ScopeAll of its children, then the per-platform requirements of
 // SupplyChain. Promote runs it again at the destination.
 func (g *Gate) chain(ctx context.Context, repo name.Repository, s *snapshot.Snapshot) ([]findings.Finding, error) {
-	fs, err := sign.Verify(ctx, repo, sign.SubjectsIn(s, g.Signed), g.Keys, sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency})
+	fs, _, err := g.chainChecked(ctx, repo, s)
+	return fs, err
+}
+
+// chainChecked is chain, which also returns the digests whose signatures
+// it checked with some key, in snapshot order.
+func (g *Gate) chainChecked(ctx context.Context, repo name.Repository, s *snapshot.Snapshot) ([]findings.Finding, []string, error) {
+	subjects := sign.SubjectsIn(s, g.Signed)
+	fs, err := sign.Verify(ctx, repo, subjects, g.Keys, sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	sc, err := g.supplyChain(ctx, repo, s)
+	checked := map[v1.Hash]bool{}
+	if len(g.Keys) > 0 {
+		for _, sub := range subjects {
+			checked[sub.Digest] = true
+		}
+	}
+	sc, err := g.supplyChain(ctx, repo, s, checked)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return append(fs, sc...), nil
+	var digests []string
+	for _, sub := range sign.SubjectsIn(s, sign.ScopeAll) {
+		if checked[sub.Digest] {
+			digests = append(digests, sub.Digest.String())
+		}
+	}
+	return append(fs, sc...), digests, nil
+}
+
+// hasKeys reports whether the gate requires any signature: keys of its
+// own or of a supply-chain entry.
+func (g *Gate) hasKeys() bool {
+	return len(g.Keys) > 0 || slices.ContainsFunc(g.SupplyChain, func(r Requirement) bool { return len(r.Keys) > 0 })
 }

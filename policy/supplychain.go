@@ -23,7 +23,9 @@ type SupplyChain struct {
 	// Platforms select the images: "*", "os/*", "*/arch" or a platform.
 	Platforms []string `yaml:"platforms"`
 	// Keys are paths of cosign public keys, relative to the policy file,
-	// each of which must verify a signature of every selected image.
+	// each of which must verify a signature of every selected image with
+	// signed: all; by default (signed: reference) of the digest the
+	// reference names, when the entry selects any image of it.
 	Keys []string `yaml:"keys"`
 	// Provenance requires a SLSA provenance attestation of each image.
 	Provenance bool `yaml:"provenance"`
@@ -105,7 +107,7 @@ func (sc SupplyChain) requirement(p *Policy) (Requirement, error) {
 // image (a key the gate already requires is not checked twice), then
 // their attestations, read only when an entry requires them of an image
 // of s.
-func (g *Gate) supplyChain(ctx context.Context, repo name.Repository, s *snapshot.Snapshot) ([]findings.Finding, error) {
+func (g *Gate) supplyChain(ctx context.Context, repo name.Repository, s *snapshot.Snapshot, checked map[v1.Hash]bool) ([]findings.Finding, error) {
 	var out []findings.Finding
 	for _, r := range g.SupplyChain {
 		keys := slices.DeleteFunc(slices.Clone(r.Keys), func(k sign.Key) bool {
@@ -120,6 +122,11 @@ func (g *Gate) supplyChain(ctx context.Context, repo name.Repository, s *snapsho
 		fs, err := sign.Verify(ctx, repo, subjects, keys, sign.VerifyOptions{Registry: g.Registry, Concurrency: g.Concurrency})
 		if err != nil {
 			return nil, err
+		}
+		if len(keys) > 0 {
+			for _, sub := range subjects {
+				checked[sub.Digest] = true
+			}
 		}
 		out = appendNew(out, fs...)
 	}

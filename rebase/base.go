@@ -60,7 +60,14 @@ func (s *session) resolve(ctx context.Context, ref name.Reference, want platform
 		d.Platform = cfg.file.Platform()
 		cands = []v1.Descriptor{d}
 	}
-	d, same, ok := platform.BaseChild(cands, want)
+	// The base's current image for the variant is the first of its build:
+	// the variant's own revision must not be preferred, or a variant whose
+	// old revision is still listed would look current.
+	byBuild := want
+	if b, ok := platform.Build(want.OSVersion); ok && platform.Normalize(want).OS == "windows" {
+		byBuild.OSVersion = fmt.Sprintf("10.0.%d", b)
+	}
+	d, same, ok := platform.BaseChild(cands, byBuild)
 	change := !same
 	if !ok {
 		return nil, fmt.Errorf("%s: %w %s", ref, ErrNoPlatformMatch, platform.Format(want))

@@ -110,12 +110,19 @@ func (s *session) publish(ctx context.Context, r *run, children, atts []index.Pr
 	if !errors.Is(err, registry.ErrTagExists) || errors.As(err, &partial) || len(atts) == 0 {
 		return ir, err
 	}
-	rd, gerr := s.rc.Get(ctx, r.target)
-	if gerr != nil || !rd.MediaType.IsIndex() {
-		return nil, err
+	// The earlier run's index is at whichever of the tags exists (the
+	// refusal may be for any of them).
+	var prev *v1.IndexManifest
+	for _, t := range append([]name.Tag{r.target}, io.AlsoTags...) {
+		rd, gerr := s.rc.Get(ctx, t)
+		if gerr != nil || rd == nil || !rd.MediaType.IsIndex() {
+			continue
+		}
+		if prev, gerr = v1.ParseIndexManifest(bytes.NewReader(rd.Manifest)); gerr == nil {
+			break
+		}
 	}
-	prev, gerr := v1.ParseIndexManifest(bytes.NewReader(rd.Manifest))
-	if gerr != nil {
+	if prev == nil {
 		return nil, err
 	}
 	bySubject := map[string]v1.Descriptor{}

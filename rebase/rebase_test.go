@@ -241,3 +241,22 @@ func TestRebaseRecordedList(t *testing.T) {
 		t.Errorf("base.digest %s, want the new ltsc2025 child %s", got, digest(t, newBases[1]))
 	}
 }
+
+// TestStaleWithOldRevisionStillListed: a base index that lists the new
+// revision of the build first and the variant's own, older revision after
+// it (both are of one build) makes the variant stale, onto the new one:
+// the current image is the first of the build, not the variant's exact
+// revision.
+func TestStaleWithOldRevisionStillListed(t *testing.T) {
+	f := newFixture(t)
+	pushIndex(t, f.reg, "base/nanoserver:ltsc2025", regtest.Must(regtest.WindowsBaseImage(winNew))(t), regtest.Must(regtest.WindowsBaseImage(winOld))(t))
+	st, err := Check(ctx, f.app, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range st.Variants {
+		if strings.HasPrefix(v.Platform, "windows") && (!v.Stale || v.NewOSVersion != winNew) {
+			t.Fatalf("windows variant on %s, base lists %s then %s: stale %t, new %s; want stale onto %s", v.OldOSVersion, winNew, winOld, v.Stale, v.NewOSVersion, winNew)
+		}
+	}
+}

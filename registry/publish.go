@@ -157,6 +157,9 @@ func (c *Client) putTag(ctx context.Context, cp *Copier, tag name.Tag, idx Manif
 // first one's repository: the children of one publish are made present
 // in one repository.
 func SameRepository(tags []name.Tag) error {
+	if len(tags) == 0 {
+		return nil
+	}
 	for _, t := range tags[1:] {
 		if t.Context() != tags[0].Context() {
 			return fmt.Errorf("%w: %s and %s", ErrTagsRepository, tags[0], t)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/moby/buildkit/client"
@@ -223,7 +224,7 @@ func (o *buildOptions) run(cmd *cobra.Command, ro *rootOptions, contextDir strin
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "pushed %s@%s (%d images)\n", res.Index.Tag, res.Index.Digest, len(res.Platforms))
+	fmt.Fprintf(stderr, "pushed %s@%s (%d images)\n", strings.Join(tagStrings(res.Index.Tags), ", "), res.Index.Digest, len(res.Platforms))
 	meta := res.Metadata()
 	if o.metadataFile != "" {
 		if err := build.WriteMetadata(o.metadataFile, meta); err != nil {

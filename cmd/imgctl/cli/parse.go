@@ -85,7 +85,7 @@ func parseTags(rc *registry.Client, vals []string) (name.Tag, []name.Tag, error)
 		if err != nil {
 			return name.Tag{}, nil, err
 		}
-		if !slices.Contains(tags, t) {
+		if !slices.ContainsFunc(tags, func(o name.Tag) bool { return o.Name() == t.Name() }) {
 			tags = append(tags, t)
 		}
 	}

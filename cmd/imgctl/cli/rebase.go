@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -143,7 +144,7 @@ func (o *rebaseOptions) print(w io.Writer, format string, res *rebase.Result, re
 		_, err := fmt.Fprintf(w, "every variant of %s is current: nothing to push\n", res.Ref)
 		return err
 	case o.dryRun:
-		fmt.Fprintf(w, "plan: %s -> %s@%s (dry run: nothing pushed)\n", res.Ref, res.Tag, newDigest)
+		fmt.Fprintf(w, "plan: %s -> %s@%s (dry run: nothing pushed)\n", res.Ref, strings.Join(res.Tags, ", "), newDigest)
 		return printVariants(w, res.Variants, true)
 	}
 	fmt.Fprintln(w, newDigest)
@@ -168,7 +169,7 @@ func (o *rebaseOptions) summarize(g githubOutput, res *rebase.Result, rep *verif
 	case !res.Pushed:
 		notes = append(notes, fmt.Sprintf("%s already points at %s: nothing pushed.", code(res.Tag), code(res.Index.Digest.String())))
 	default:
-		notes = append(notes, fmt.Sprintf("Pushed %s at %s.", code(res.Tag), code(res.Index.Digest.String())))
+		notes = append(notes, fmt.Sprintf("Pushed %s at %s.", code(strings.Join(res.Tags, ", ")), code(res.Index.Digest.String())))
 	}
 	notes = append(notes, res.Notes...)
 	g.verified(fmt.Sprintf("imgctl rebase %s → %s", code(res.Ref), code(res.Tag)), snapshotRows(res.Snapshot()), rep, notes...)

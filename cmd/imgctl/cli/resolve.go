@@ -54,7 +54,6 @@ func (o *resolveOptions) run(cmd *cobra.Command, ro *rootOptions, args []string)
 	} else {
 		d, err = verify.ResolveImage(f.Image, host, e)
 	}
-	ro.logger(cmd).Debug("resolve", "requests", rc.Requests())
 	if errors.Is(err, verify.ErrNoMatch) {
 		return fmt.Errorf("%s: %w: %w", f.Ref, ErrCheckFailed, err)
 	}

@@ -189,4 +189,7 @@ func TestVerifyScopeOfCosignSignedIndex(t *testing.T) {
 	if _, _, code := run(t, "verify", src, "--key", pub, "--signed", "some"); code != ExitError {
 		t.Fatalf("--signed some: exit %d, want 2", code)
 	}
+	if _, errOut, code := run(t, "verify", src, "--signed", "all"); code != ExitError || !strings.Contains(errOut, "without a key") {
+		t.Fatalf("--signed all without a key: exit %d, want 2\n%s", code, errOut)
+	}
 }
