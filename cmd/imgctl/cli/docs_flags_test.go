@@ -595,16 +595,7 @@ func TestDocsFlagsChecker(t *testing.T) {
 		"synthetic.md:37: --tag is not a flag of imgctl lint (the action step's command)",
 	}
 	got := c.problems
-	for _, w := range want {
-		if !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, w) }) {
-			t.Errorf("not reported: %s", w)
-		}
-	}
-	for _, g := range got {
-		if !slices.ContainsFunc(want, func(w string) bool { return strings.HasPrefix(g, w) }) {
-			t.Errorf("reported, but fine: %s", g)
-		}
-	}
+	samePrefixes(t, got, want)
 	if !c.used[0] || c.used[1] {
 		t.Errorf("exceptions used = %v, want [true false]", c.used)
 	}
@@ -794,6 +785,19 @@ func TestDocsLinksChecker(t *testing.T) {
 		"docs/a.md:5: ../../x.md is outside the repository",
 		"docs/a.md:5: #a-2: docs/a.md has no heading #a-2",
 	}
+	samePrefixes(t, got, want)
+	if links != 12 {
+		t.Errorf("checked %d links, want 12", links)
+	}
+	if got := githubSlug("Tags: imgctl's rule, the registry's, and concurrent publishers"); got != "tags-imgctls-rule-the-registrys-and-concurrent-publishers" {
+		t.Errorf("githubSlug = %q", got)
+	}
+}
+
+// samePrefixes fails t unless every problem reported (got) starts with
+// one of want and every want starts some problem.
+func samePrefixes(t *testing.T, got, want []string) {
+	t.Helper()
 	for _, w := range want {
 		if !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, w) }) {
 			t.Errorf("not reported: %s", w)
@@ -803,11 +807,5 @@ func TestDocsLinksChecker(t *testing.T) {
 		if !slices.ContainsFunc(want, func(w string) bool { return strings.HasPrefix(g, w) }) {
 			t.Errorf("reported, but fine: %s", g)
 		}
-	}
-	if links != 12 {
-		t.Errorf("checked %d links, want 12", links)
-	}
-	if got := githubSlug("Tags: imgctl's rule, the registry's, and concurrent publishers"); got != "tags-imgctls-rule-the-registrys-and-concurrent-publishers" {
-		t.Errorf("githubSlug = %q", got)
 	}
 }
