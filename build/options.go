@@ -1,6 +1,7 @@
 package build
 
 import (
+	"cmp"
 	"io"
 	"log/slog"
 
@@ -96,12 +97,8 @@ func (o *Options) note(msg string) {
 	}
 }
 
-func (o *Options) logger() *slog.Logger {
-	if o.Logger == nil {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return o.Logger
-}
+// logger is Options.Logger, or one that discards.
+func (o *Options) logger() *slog.Logger { return cmp.Or(o.Logger, slog.New(slog.DiscardHandler)) }
 
 // registry returns o.Registry, set to a default client first when nil.
 // Build calls it before any solve starts; the solves, which run

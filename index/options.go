@@ -1,8 +1,8 @@
 package index
 
 import (
+	"cmp"
 	"fmt"
-	"io"
 	"log/slog"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -32,10 +32,6 @@ func ParsePrefer(s string) (Prefer, error) {
 	}
 	return "", fmt.Errorf("unknown preference %q: want newest", s)
 }
-
-// DefaultJobs bounds concurrent manifest and blob transfers when
-// Options.Jobs is not set.
-const DefaultJobs = 4
 
 // Options control Create and Remove. The zero value refuses duplicates,
 // keeps attestations, never overwrites a tag and logs nowhere.
@@ -67,20 +63,12 @@ type Options struct {
 	// DryRun plans the index and checks the tag but writes nothing.
 	DryRun bool
 	// Jobs bounds concurrent child copies and, separately, concurrent blob
-	// transfers; 0 means DefaultJobs.
+	// transfers; 0 means registry.DefaultJobs.
 	Jobs int
 }
 
-func (o *Options) logger() *slog.Logger {
-	if o.Logger == nil {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return o.Logger
-}
+// logger is Options.Logger, or one that discards.
+func (o *Options) logger() *slog.Logger { return cmp.Or(o.Logger, slog.New(slog.DiscardHandler)) }
 
-func (o *Options) jobs() int {
-	if o.Jobs <= 0 {
-		return DefaultJobs
-	}
-	return o.Jobs
-}
+// jobs is Options.Jobs, or registry.DefaultJobs when it is not positive.
+func (o *Options) jobs() int { return cmp.Or(max(o.Jobs, 0), registry.DefaultJobs) }

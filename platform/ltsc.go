@@ -94,7 +94,7 @@ func ParseTarget(s string) (Target, error) {
 	return Target{Name: in, Version: v}, nil
 }
 
-// ParseTargets parses a list of targets, e.g. from --target ltsc2022,ltsc2025.
+// ParseTargets parses a list of targets, e.g. from --windows ltsc2022,ltsc2025.
 func ParseTargets(list []string) ([]Target, error) {
 	var out []Target
 	var errs []error

@@ -89,7 +89,7 @@ func NewGate(p *Policy, flags verify.Options, keyFiles []string, signed sign.Sco
 		g.SupplyChain = append(g.SupplyChain, r)
 	}
 	if g.Signed == sign.ScopeAll && !g.hasKeys() {
-		return nil, fmt.Errorf("%w: signed: all (or --signed all) without a key to check: give --key or keys", ErrInvalidPolicy)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidPolicy, ErrSignedAllWithoutKey)
 	}
 	if err := g.Rules.validate(len(g.Keys) > 0 || p.hasKeys()); err != nil {
 		return nil, fmt.Errorf("%w: rules: %w", ErrInvalidPolicy, err)

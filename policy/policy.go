@@ -128,6 +128,9 @@ var (
 	ErrInvalidPolicy = errors.New("invalid policy")
 	// ErrUnknownRule is returned for a rule name no check reports.
 	ErrUnknownRule = errors.New("unknown rule")
+	// ErrSignedAllWithoutKey: the signatures of every child are required
+	// (signed: all), and there is no key to check them with.
+	ErrSignedAllWithoutKey = errors.New("signatures required on every child (signed: all) without a key to check them")
 )
 
 // Load reads and validates a policy file.

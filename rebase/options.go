@@ -1,8 +1,8 @@
 package rebase
 
 import (
+	"cmp"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
 	"time"
@@ -10,9 +10,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/imgctl/imgctl/registry"
 )
-
-// DefaultJobs bounds concurrent variant reads when Options.Jobs is not set.
-const DefaultJobs = 4
 
 // Options control Check and Rebase. The zero value reads bases from the
 // annotations only, refuses build changes and pushes.
@@ -33,7 +30,7 @@ type Options struct {
 	AlsoTags []name.Tag
 	// Force allows overwriting an existing tag (the CLI never sets it).
 	Force bool
-	// Jobs bounds concurrent reads and blob transfers; 0 means DefaultJobs.
+	// Jobs bounds concurrent reads and blob transfers; 0 means registry.DefaultJobs.
 	Jobs int
 	// Version is imgctl's version, recorded in the provenance of each
 	// rebased variant (runDetails.builder.version["imgctl"]); "" records
@@ -55,19 +52,11 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-func (o *Options) logger() *slog.Logger {
-	if o.Logger == nil {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return o.Logger
-}
+// logger is Options.Logger, or one that discards.
+func (o *Options) logger() *slog.Logger { return cmp.Or(o.Logger, slog.New(slog.DiscardHandler)) }
 
-func (o *Options) jobs() int {
-	if o.Jobs <= 0 {
-		return DefaultJobs
-	}
-	return o.Jobs
-}
+// jobs is Options.Jobs, or registry.DefaultJobs when it is not positive.
+func (o *Options) jobs() int { return cmp.Or(max(o.Jobs, 0), registry.DefaultJobs) }
 
 // check refuses options that would write a bad provenance.
 func (o *Options) check() error {

@@ -171,6 +171,22 @@ func (cp *Copier) cancel(ctx context.Context, resp *http.Response) {
 	_, _ = cp.do(ctx, http.MethodDelete, loc.String(), nil, nil)
 }
 
+// CheckWrite reports whether the Copier may write to its repository: it
+// opens a blob upload, which a registry grants only to a client allowed to
+// push there, and cancels it. Two requests; nothing is written. The error
+// is the registry's refusal (401, 403, DENIED), or a transport error.
+func (cp *Copier) CheckWrite(ctx context.Context) error {
+	resp, err := cp.do(ctx, http.MethodPost, cp.url("/v2/"+cp.repo.RepositoryStr()+"/blobs/uploads/", nil), nil, nil)
+	if err == nil {
+		err = transport.CheckError(resp, http.StatusAccepted)
+	}
+	if err != nil {
+		return fmt.Errorf("opening an upload in %s: %w", cp.repo, err)
+	}
+	cp.cancel(ctx, resp)
+	return nil
+}
+
 // UploadBytes writes a small in-memory blob (a config) with two requests:
 // POST to open an upload, then PUT with the digest and the bytes, which
 // every registry accepts (the Pusher would HEAD first).

@@ -21,7 +21,7 @@ var (
 	ErrInvalidReference = errors.New("invalid image reference")
 	// ErrPlainHTTP is returned for a plain-HTTP request to a registry that
 	// is not on loopback, without --insecure.
-	ErrPlainHTTP = errors.New("refusing plain HTTP to a registry that is not on loopback (use --insecure)")
+	ErrPlainHTTP = errors.New("refusing plain HTTP to a registry that is not on loopback")
 	// ErrTagExists is returned when a tag to publish exists at another
 	// digest and overwriting was not asked for (like
 	// crane.ErrRefusingToClobberExistingTag), and when the registry itself

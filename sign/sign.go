@@ -2,10 +2,10 @@ package sign
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"fmt"
-	"io"
 	"log/slog"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -48,12 +48,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-func (o *Options) logger() *slog.Logger {
-	if o.Logger == nil {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return o.Logger
-}
+// logger is Options.Logger, or one that discards.
+func (o *Options) logger() *slog.Logger { return cmp.Or(o.Logger, slog.New(slog.DiscardHandler)) }
 
 // Result is what Sign signed.
 type Result struct {

@@ -9,20 +9,15 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/imgctl/imgctl/internal/regtest"
 )
 
 // Close stops the daemon (SIGTERM, then SIGKILL to its process group after 15s),
 // unmounts what it left mounted under Root and removes Root.
 func (d *Daemon) Close() error {
 	d.closeOnce.Do(func() {
-		pgid := d.cmd.Process.Pid
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case <-d.exited:
-		case <-time.After(15 * time.Second):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			<-d.exited
-		}
+		regtest.StopGroup(d.cmd.Process.Pid, d.exited, 15*time.Second)
 		unmountUnder(d.Root)
 		if err := os.RemoveAll(d.Root); err != nil {
 			d.closeErr = fmt.Errorf("removing buildkitd root: %w", err)

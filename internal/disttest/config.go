@@ -40,7 +40,7 @@ func BinaryPath() (string, error) {
 // configYAML is the registry's configuration: filesystem storage under
 // root, a unix socket, htpasswd auth, and logs at error level without the
 // access log.
-func configYAML(root, secret string) string {
+func configYAML(root, secret string, readOnly bool) string {
 	return fmt.Sprintf(`version: 0.1
 log:
   level: error
@@ -55,6 +55,8 @@ storage:
   maintenance:
     uploadpurging:
       enabled: false
+    readonly:
+      enabled: %[3]t
 http:
   net: unix
   addr: %[1]s/registry.sock
@@ -63,7 +65,7 @@ auth:
   htpasswd:
     realm: disttest
     path: %[1]s/htpasswd
-`, root, secret)
+`, root, secret, readOnly)
 }
 
 // htpasswd returns an htpasswd line for user with a bcrypt hash of

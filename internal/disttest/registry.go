@@ -57,6 +57,7 @@ type Options struct {
 type Registry struct {
 	bin, root, cfg string
 	user, password string
+	secret         string // distribution's http.secret, kept across restarts
 	addr           string // the proxy's 127.0.0.1:PORT, kept across Restart
 	timeout        time.Duration
 	upstream       *http.Transport
@@ -156,10 +157,30 @@ func (r *Registry) setup(cost int) error {
 	if err := os.WriteFile(filepath.Join(r.root, "htpasswd"), line, 0o600); err != nil {
 		return fmt.Errorf("writing htpasswd: %w", err)
 	}
-	if err := os.WriteFile(r.cfg, []byte(configYAML(r.root, randomHex(16))), 0o600); err != nil {
+	r.secret = randomHex(16)
+	return r.writeConfig(false)
+}
+
+func (r *Registry) writeConfig(readOnly bool) error {
+	if err := os.WriteFile(r.cfg, []byte(configYAML(r.root, r.secret, readOnly)), 0o600); err != nil {
 		return fmt.Errorf("writing the registry config: %w", err)
 	}
 	return nil
+}
+
+// RestartReadOnly stops the registry and starts it again on the same port
+// and storage with distribution's own read-only maintenance mode on or
+// off: read-only, it serves reads and refuses every upload and manifest
+// PUT (405 UNSUPPORTED), as a mirror or a repository without push rights
+// refuses them.
+func (r *Registry) RestartReadOnly(readOnly bool) error {
+	if err := r.Stop(); err != nil {
+		return err
+	}
+	if err := r.writeConfig(readOnly); err != nil {
+		return err
+	}
+	return r.Restart()
 }
 
 // start runs the registry process, waits until it answers, and opens the
@@ -317,14 +338,7 @@ func (r *Registry) Stop() error {
 }
 
 func (p *process) stop() error {
-	pgid := p.cmd.Process.Pid
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-p.exited
-	}
+	regtest.StopGroup(p.cmd.Process.Pid, p.exited, 10*time.Second)
 	var ee *exec.ExitError
 	if p.err != nil && !errors.As(p.err, &ee) {
 		return fmt.Errorf("stopping the registry: %w", p.err)

@@ -140,3 +140,30 @@ func hasStatus(err error, code int) bool {
 	var terr *transport.Error
 	return errors.As(err, &terr) && terr.StatusCode == code
 }
+
+// TestRestartReadOnly: distribution's read-only mode serves what the
+// registry holds and refuses every push, until it is turned off again.
+func TestRestartReadOnly(t *testing.T) {
+	r := New(t, Options{})
+	img := regtest.Must(regtest.LinuxImage("amd64"))(t)
+	ref, d, err := r.PushTag("a/app:1", img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RestartReadOnly(true); err != nil {
+		t.Fatal(err)
+	}
+	if desc, err := r.Head(ref); err != nil || desc.Digest != d {
+		t.Fatalf("HEAD in read-only mode: %v %v, want %s", desc, err, d)
+	}
+	other := regtest.Must(regtest.LinuxImage("arm64"))(t)
+	if _, _, err := r.PushTag("a/app:2", other); err == nil {
+		t.Fatal("a push in read-only mode succeeded")
+	}
+	if err := r.RestartReadOnly(false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.PushTag("a/app:2", other); err != nil {
+		t.Fatalf("a push after read-only mode: %v", err)
+	}
+}

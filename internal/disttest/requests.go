@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/imgctl/imgctl/internal/regtest"
 )
 
 // Request is one request the proxy received, with the status it answered
@@ -31,10 +33,10 @@ type requestLog struct {
 
 func (l *requestLog) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &regtest.CountingWriter{ResponseWriter: w}
 		defer func() {
 			l.mu.Lock()
-			l.reqs = append(l.reqs, Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.RawQuery, Status: sw.status})
+			l.reqs = append(l.reqs, Request{Method: req.Method, Path: req.URL.Path, Query: req.URL.RawQuery, Status: sw.Written()})
 			l.mu.Unlock()
 		}()
 		next.ServeHTTP(sw, req)
@@ -67,27 +69,3 @@ func (r *Registry) Count(method, pathPart string) int {
 	}
 	return n
 }
-
-// statusWriter remembers the status of a response.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController (which the reverse proxy uses to
-// flush) reach the connection's writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -215,6 +215,10 @@ func (w *CountingWriter) Status() int {
 // Bytes returns the number of body bytes written.
 func (w *CountingWriter) Bytes() int64 { return w.n }
 
+// Written returns the status written, 0 when nothing was (a handler that
+// broke the connection before answering).
+func (w *CountingWriter) Written() int { return w.status }
+
 // countingReader counts the bytes read from a request body.
 type countingReader struct {
 	io.ReadCloser

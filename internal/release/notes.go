@@ -94,14 +94,14 @@ func (n Notes) Write(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# imgctl %s\n\n## Container image\n\n`%s`\n\n", n.Version, n.Image)
 	b.WriteString("Built, verified and signed by imgctl itself. LTSC selected: the Windows Server\n" +
-		"releases on which containerd 2.x runs that image (imgctl verify --target).\n\n")
+		"releases on which containerd 2.x runs that image (imgctl verify --windows).\n\n")
 	b.WriteString("| platform | os.version | digest | LTSC selected |\n| --- | --- | --- | --- |\n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| %s | %s | `%s` | %s |\n", r.Platform, r.OSVersion, r.Digest, strings.Join(r.Selected, ", "))
 	}
 	repo, _, _ := strings.Cut(n.Image, "@")
 	b.WriteString("\nCheck it before you deploy it:\n\n```sh\n")
-	fmt.Fprintf(&b, "imgctl verify %s --target ltsc2022,ltsc2025 --require-platform linux/amd64,linux/arm64", n.Image)
+	fmt.Fprintf(&b, "imgctl verify %s --windows ltsc2022,ltsc2025 --require-platform linux/amd64,linux/arm64", n.Image)
 	if n.Signed {
 		b.WriteString(" --key cosign.pub")
 	}

@@ -74,7 +74,7 @@ at TAG, keeping os.version, annotations and attestations. Exit 1 when verify fai
 	fl.BoolVar(&o.noVerify, "no-verify", false, "skip verify after the push")
 	fl.StringSliceVar(&o.targets, "windows", nil, "Windows builds to verify (default ltsc2022,ltsc2025 when there are Windows entries)")
 	renamedFlag(fl, "target", "windows")
-	fl.IntVar(&o.jobs, "jobs", idx.DefaultJobs, "concurrent child copies and blob transfers (0: the default)")
+	fl.IntVar(&o.jobs, "jobs", registry.DefaultJobs, "concurrent child copies and blob transfers (0: the default)")
 	return cmd
 }
 

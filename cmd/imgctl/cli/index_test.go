@@ -89,7 +89,7 @@ func TestIndexCreateJSONAndVerify(t *testing.T) {
 		t.Errorf("--no-verify: exit %d %s", code, errOut)
 	}
 	if _, errOut, code := run(t, "index", "create", "--windows", "ltsc2025", "-t", reg.Host()+"/app:3", srcs[1], srcs[2]); code != 0 {
-		t.Errorf("--target ltsc2025: exit %d %s", code, errOut)
+		t.Errorf("--windows ltsc2025: exit %d %s", code, errOut)
 	}
 }
 

@@ -68,7 +68,7 @@ errors.`,
 	fl.BoolVar(&o.noVerify, "no-verify", false, "skip verify on the result")
 	fl.StringSliceVar(&o.targets, "windows", nil, "Windows builds to verify (default: the builds of the rebased index)")
 	renamedFlag(fl, "target", "windows")
-	fl.IntVar(&o.jobs, "jobs", rebase.DefaultJobs, "concurrent reads and blob transfers")
+	fl.IntVar(&o.jobs, "jobs", registry.DefaultJobs, "concurrent reads and blob transfers")
 	fl.StringVar(&o.builderID, "builder-id", "", "runDetails.builder.id of the provenance written for each rebased variant, e.g. your CI's URI (default "+rebase.DefaultBuilderID+")")
 	return cmd
 }

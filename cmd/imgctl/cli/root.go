@@ -16,6 +16,7 @@ import (
 
 	idx "github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/internal/ghactions"
+	"github.com/imgctl/imgctl/policy"
 	"github.com/imgctl/imgctl/rebase"
 	"github.com/imgctl/imgctl/registry"
 )
@@ -174,6 +175,8 @@ var flagHints = []struct {
 	{registry.ErrTagExists, "force", "use --force to overwrite it"},
 	{rebase.ErrBuildChange, "allow-build-change", "use --allow-build-change to move it"},
 	{idx.ErrDuplicatePlatform, "prefer", "use --prefer newest to keep the newest of each"},
+	{registry.ErrPlainHTTP, "insecure", "use --insecure"},
+	{policy.ErrSignedAllWithoutKey, "key", "give --key, or keys in the policy"},
 }
 
 // flagHint adds to err the flag of cmd that answers it (flagHints). A
@@ -184,7 +187,7 @@ func flagHint(cmd *cobra.Command, err error) error {
 		return err
 	}
 	for _, h := range flagHints {
-		if errors.Is(err, h.err) && cmd.Flags().Lookup(h.flag) != nil {
+		if errors.Is(err, h.err) && cmd.Flag(h.flag) != nil {
 			return fmt.Errorf("%w; %s", err, h.hint)
 		}
 	}
