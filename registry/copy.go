@@ -171,6 +171,23 @@ func (cp *Copier) cancel(ctx context.Context, resp *http.Response) {
 	_, _ = cp.do(ctx, http.MethodDelete, loc.String(), nil, nil)
 }
 
+// Has reports whether the Copier's repository holds blob h: one HEAD. A
+// registry's 404 is false with no error; anything else but 200 is an
+// error.
+func (cp *Copier) Has(ctx context.Context, h v1.Hash) (bool, error) {
+	resp, err := cp.do(ctx, http.MethodHead, cp.url("/v2/"+cp.repo.RepositoryStr()+"/blobs/"+h.String(), nil), nil, nil)
+	if err != nil {
+		return false, fmt.Errorf("checking blob %s in %s: %w", h, cp.repo, err)
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return true, nil
+	case http.StatusNotFound:
+		return false, nil
+	}
+	return false, fmt.Errorf("checking blob %s in %s: %w", h, cp.repo, transport.CheckError(resp, http.StatusOK))
+}
+
 // CheckWrite reports whether the Copier may write to its repository: it
 // opens a blob upload, which a registry grants only to a client allowed to
 // push there, and cancels it. Two requests; nothing is written. The error

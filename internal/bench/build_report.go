@@ -28,8 +28,23 @@ type buildReport struct {
 	load map[string][2]string
 	// startup is each tool's process start-up alone (measureStartup).
 	startup map[string]time.Duration
-	// extra are sections rendered elsewhere, by case name (coldCase).
-	extra map[string]string
+	// extra are sections rendered elsewhere, by case name (coldCase,
+	// servercoreCase), and extraGoals their goals for the terminal.
+	extra      map[string]string
+	extraGoals []goal
+}
+
+// addExtra adds a section rendered elsewhere and its goals; an empty
+// section (no row selected) adds nothing.
+func (r *buildReport) addExtra(name, section string, goals []goal) {
+	if section == "" {
+		return
+	}
+	if r.extra == nil {
+		r.extra = map[string]string{}
+	}
+	r.extra[name] = section
+	r.extraGoals = append(r.extraGoals, goals...)
 }
 
 // Markers delimit the build part and each build case's section, so that a
@@ -60,8 +75,9 @@ func buildHeader() string {
 		"measured solve is a cache hit and what is timed is the solve, the export and the push (plus, for imgctl, its " +
 		"base resolution and index merge). A cold build (cache pruned, Go cross-compiled for each platform) is not " +
 		"measured: on this 2-core machine it takes minutes per run and would dominate the bench's runtime, and it " +
-		"would dilute any overhead of imgctl's own into the compile time. The one exception is `" + coldCase + "` " +
-		"below: a cold Windows build with no compile, on a fresh buildkitd per run, to count the base bytes moved.\n")
+		"would dilute any overhead of imgctl's own into the compile time. The exceptions are `" + coldCase + "` " +
+		"and `" + servercoreCase + "` below: cold Windows builds with no compile, on a fresh buildkitd per run, to count " +
+		"the base bytes moved.\n")
 	w("- Every measured run pushes to a fresh repository `bench/<case>/<tool>-runN`; the order of the tools rotates " +
 		"from run to run. The `imgctl` row runs with `--no-verify`, as buildctl does not check what it pushed; " +
 		"`imgctl+verify` (its default post-push verify) is shown for information. Overhead = (imgctl − buildctl) / " +
@@ -204,6 +220,9 @@ func (r *buildReport) goalText() string {
 			fmt.Fprintf(&b, "%s: %s. %s\n", passFail(g.ok), g.title, strings.ReplaceAll(g.detail, "**", ""))
 		}
 	}
+	for _, g := range r.extraGoals {
+		fmt.Fprintf(&b, "%s: %s. %s\n", passFail(g.ok), g.title, strings.ReplaceAll(g.detail, "**", ""))
+	}
 	return b.String()
 }
 
@@ -236,7 +255,7 @@ func writeResults(ctx context.Context, path, md string, br *buildReport) error {
 	for _, c := range buildCases() {
 		names = append(names, c.Name())
 	}
-	for _, n := range append(names, coldCase) {
+	for _, n := range append(names, coldCase, servercoreCase) {
 		if s, ok := newSections[n]; ok {
 			sections = append(sections, s)
 		} else if s, ok := oldSections[n]; ok {

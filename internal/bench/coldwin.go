@@ -223,11 +223,26 @@ func writeColdContext(dir string) error {
 // coldBuild runs one build by t on a fresh buildkitd and returns what it
 // cost and the Windows image it pushed.
 func coldBuild(ctx context.Context, d *distEnv, t tool, base string, baseLayers []v1.Descriptor, ctxDir, target string) (coldRun, string, error) {
-	daemon, err := buildtest.StartBuildkitd(ctx, buildtest.Options{InsecureRegistries: []string{d.reg.Host()}, StartTimeout: time.Minute})
+	daemon, err := startColdDaemon(ctx, d)
 	if err != nil {
-		return coldRun{sample: sample{Err: err}}, "", fmt.Errorf("starting buildkitd: %w", err)
+		return coldRun{sample: sample{Err: err}}, "", err
 	}
 	defer daemon.Close()
+	return coldBuildOn(ctx, d, daemon, t, base, baseLayers, ctxDir, target)
+}
+
+// startColdDaemon starts a fresh buildkitd that reaches d's registry over
+// plain HTTP.
+func startColdDaemon(ctx context.Context, d *distEnv) (*buildtest.Daemon, error) {
+	daemon, err := buildtest.StartBuildkitd(ctx, buildtest.Options{InsecureRegistries: []string{d.reg.Host()}, StartTimeout: time.Minute})
+	if err != nil {
+		return nil, fmt.Errorf("starting buildkitd: %w", err)
+	}
+	return daemon, nil
+}
+
+// coldBuildOn is coldBuild on daemon, which the caller started and stops.
+func coldBuildOn(ctx context.Context, d *distEnv, daemon *buildtest.Daemon, t tool, base string, baseLayers []v1.Descriptor, ctxDir, target string) (coldRun, string, error) {
 	// Cold for imgctl too: no skeleton cached from an earlier run.
 	if h, ok := t.(interface{ coldCache() (string, bool) }); ok {
 		if dir, empty := h.coldCache(); empty {

@@ -41,6 +41,8 @@ type options struct {
 	token      bool
 	dist       bool
 	baseline   string
+	scSize     byteSize
+	scEntries  int
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -49,7 +51,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.runs, "runs", 5, "measured runs per tool and case; the report shows medians")
 	fs.StringVar(&o.out, "out", "", "report file (default "+benchDir+"/RESULTS.md in the module root)")
-	fs.StringVar(&o.cases, "cases", "", "comma-separated case names to run (default all)")
+	fs.StringVar(&o.cases, "cases", "", "comma-separated case names to run (default all but "+servercoreCase+", which runs only when named)")
 	fs.StringVar(&o.tools, "tools", "", "comma-separated tool names to run (default all)")
 	fs.BoolVar(&o.skipVerify, "skip-verify-row", false, "do not measure imgctl with its post-push verification on")
 	fs.StringVar(&o.trace, "trace", "", "write every run's requests to DIR/<case>/<tool>-runN.log")
@@ -57,6 +59,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.dist, "dist", true, "also run "+caseNames(distCases())+" on the CNCF distribution registry (bin/registry), with -token also under token auth")
 	fs.IntVar(&o.buildRuns, "build-runs", 0, "measured runs per tool of the build cases build-linux and build-windows (default -runs)")
 	fs.StringVar(&o.baseline, "baseline", "", "also measure imgctl built from this git revision (row imgctl@REV): the figures before a change, in the same run")
+	o.scSize = scDefaultSize
+	fs.Var(&o.scSize, "servercore-size", "content bytes of "+servercoreCase+"'s base (random, so at least as many compressed), e.g. 64MiB or 2GiB")
+	fs.IntVar(&o.scEntries, "servercore-entries", scDefaultEntries, "tar entries of "+servercoreCase+"'s base over its layers")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -109,7 +114,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if brep == nil {
 			brep = &buildReport{}
 		}
-		brep.extra = map[string]string{coldCase: sec}
+		brep.addExtra(coldCase, sec, nil)
+	}
+	// The servercore-scale Windows build is opt-in: -cases must name it (servercore.go).
+	if servercoreSelected(o.cases) {
+		sec, gs, err := runServercore(ctx, o, root, binDir, work, stderr)
+		if err != nil {
+			return err
+		}
+		if brep == nil {
+			brep = &buildReport{}
+		}
+		brep.addExtra(servercoreCase, sec, gs)
 	}
 	if len(tools) == 0 || len(cs) == 0 && len(dcs) == 0 {
 		if brep == nil {

@@ -49,6 +49,8 @@ type tool interface {
 type cmdTool struct {
 	bin  string
 	home string
+	// rss, when set, records the peak RSS of the processes exec runs.
+	rss *peakRSS
 }
 
 func newCmdTool(home string) (cmdTool, error) {
@@ -78,7 +80,10 @@ func (t cmdTool) exec(ctx context.Context, args ...string) (string, error) {
 	cmd.Dir = t.home
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	t.rss.prepare()
+	err := cmd.Run()
+	t.rss.observe(cmd.ProcessState)
+	if err != nil {
 		msg := tail(stderr.String(), 3)
 		if msg == "" {
 			msg = tail(stdout.String(), 3)
