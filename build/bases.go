@@ -2,13 +2,12 @@ package build
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/imgctl/imgctl/build/graft"
 	"github.com/imgctl/imgctl/platform"
 )
 
@@ -42,7 +41,7 @@ type ResolvedBase struct {
 // platform.BaseChild takes for want, of want's build. ok is false when raw
 // is an image, not an index, or when the index has no such child.
 func childOfBuild(raw []byte, want v1.Platform) (child v1.Descriptor, ok bool, err error) {
-	if idx, err := isIndex(raw); err != nil || !idx {
+	if idx, err := graft.IsIndex(raw); err != nil || !idx {
 		return v1.Descriptor{}, false, err
 	}
 	im, err := v1.ParseIndexManifest(bytes.NewReader(raw))
@@ -51,17 +50,4 @@ func childOfBuild(raw []byte, want v1.Platform) (child v1.Descriptor, ok bool, e
 	}
 	d, same, ok := platform.BaseChild(im.Manifests, want)
 	return d, ok && same, nil
-}
-
-// isIndex reports whether raw, a base's manifest, is an index: by its
-// media type, or, when it states none, by a manifests list.
-func isIndex(raw []byte) (bool, error) {
-	var head struct {
-		MediaType types.MediaType `json:"mediaType"`
-		Manifests json.RawMessage `json:"manifests"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return false, fmt.Errorf("reading base manifest: %w", err)
-	}
-	return head.MediaType.IsIndex() || (head.MediaType == "" && head.Manifests != nil), nil
 }

@@ -10,6 +10,10 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/imgctl/imgctl/build/graft"
+	"github.com/imgctl/imgctl/build/nodes"
+	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/registry"
@@ -23,7 +27,7 @@ import (
 // a *lint.Error before any builder is contacted, except a RUN in a
 // Windows stage mapped to a Windows node: that one is checked against the
 // node's workers and dropped when the node is native Windows (see
-// NativeWindows).
+// nodes.NativeWindows).
 func Build(ctx context.Context, o Options) (*Result, error) {
 	var closeOnce sync.Once
 	closeStatus := func() {
@@ -49,17 +53,18 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	// tag check, the merge and a base read the builder cannot answer (see
 	// baseResolver.readIndex) share one handshake.
 	rc.Scope(p.baseRepos(rc), []name.Repository{o.Tag.Context()})
-	conns, err := p.prepareIO(ctx, &o, rc)
-	if err != nil {
+	r := newRun(p, &o, rc)
+	if err := r.prepareIO(ctx); err != nil {
 		return nil, err
 	}
-	defer func() { _ = conns.close() }()
+	defer func() { _ = r.conns.close() }()
 	dfDir, cleanup, err := p.dockerfileDir()
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	exps, err := p.solveAll(ctx, conns, &o, rc, dfDir)
+	r.dfDir = dfDir
+	exps, err := r.solveAll(ctx)
 	closeStatus()
 	if err != nil {
 		return nil, err
@@ -70,7 +75,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	log.Info("merging", "variants", len(exps), "tag", o.Tag.String())
-	res, err := p.publish(ctx, &o, rc, exps)
+	res, err := r.publish(ctx, exps)
 	if err != nil {
 		return nil, fmt.Errorf("merging into %s: %w", o.Tag, err)
 	}
@@ -81,23 +86,50 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	return p.result(res, digests)
 }
 
+// run is the state of one Build that its steps share: the plan, the
+// options, the command's registry client, the connections to the daemons
+// (set by prepareIO) and what the grafts and pre-mounts share.
+type run struct {
+	p     *Plan
+	o     *Options
+	rc    *registry.Client
+	conns *connections
+	// grafts holds the build's one Copier into the tag's repository (each
+	// base layer is mounted once) and its skeletons.
+	grafts *graft.Run
+	// dfDir is the directory the solves mount as the Dockerfile's (see
+	// Plan.dockerfileDir).
+	dfDir string
+}
+
+func newRun(p *Plan, o *Options, rc *registry.Client) *run {
+	return &run{p: p, o: o, rc: rc, grafts: &graft.Run{
+		Registry:  rc,
+		Copier:    rc.Copier(o.Tag.Context()),
+		Skeletons: graft.NewSkeletons(o.SkeletonCache),
+		Logger:    o.logger(),
+		Note:      o.note,
+	}}
+}
+
 // prepareIO does what precedes the solves: the tag check and, meanwhile,
-// the connection to every daemon, the waivers that need its workers and
-// the base resolution through those daemons (resolveBases). Errors are
-// reported in a fixed order: a taken tag, then the daemons, then the
-// waivers, then the bases. It waits for the tag check even after another
-// step failed, so that no request of this build is still in flight when
-// Build returns. On error it closes what it opened.
-func (p *Plan) prepareIO(ctx context.Context, o *Options, rc *registry.Client) (*connections, error) {
+// the connection to every daemon (r.conns), the waivers that need its
+// workers and the base resolution through those daemons (resolveBases).
+// Errors are reported in a fixed order: a taken tag, then the daemons,
+// then the waivers, then the bases. It waits for the tag check even after
+// another step failed, so that no request of this build is still in flight
+// when Build returns. On error it closes what it opened.
+func (r *run) prepareIO(ctx context.Context) error {
 	var tagErr, baseErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { tagErr = checkTag(ctx, o, rc) })
-	conns, err := p.connect(ctx)
+	wg.Go(func() { tagErr = r.checkTag(ctx) })
+	conns, err := r.p.connect(ctx)
 	if err == nil {
-		err = p.applyWaivers(conns.workers)
+		err = r.p.applyWaivers(conns.workers)
 	}
 	if err == nil {
-		baseErr = p.resolveBases(ctx, conns, o, rc)
+		r.conns = conns
+		baseErr = r.resolveBases(ctx)
 	}
 	wg.Wait()
 	for _, e := range []error{tagErr, err, baseErr} {
@@ -105,20 +137,21 @@ func (p *Plan) prepareIO(ctx context.Context, o *Options, rc *registry.Client) (
 			if conns != nil {
 				_ = conns.close()
 			}
-			return nil, e
+			r.conns = nil
+			return e
 		}
 	}
-	return conns, nil
+	return nil
 }
 
 // Plan is a build checked and split into variants, ready to solve.
 type Plan struct {
 	// Variants are the solves.
-	Variants []Variant
+	Variants []variant.Variant
 	// Bases are the final stage's bases per variant, in variant order.
 	Bases [][]lint.FinalBase
 	// Assignments are the daemons of the variants, in variant order.
-	Assignments []Assignment
+	Assignments []nodes.Assignment
 	// File is the Dockerfile path.
 	File string
 	// Dockerfile is the Dockerfile's content, as Preflight read it.
@@ -133,11 +166,11 @@ type Plan struct {
 	alsoTags    int                     // len(Options.AlsoTags): several tags are published by imgctl (tagsDirectly)
 }
 
-// Prepare reads the Dockerfile, plans the variants, assigns them to
-// Options.Nodes (AssignNodes) and runs lint.Preflight for each; findings
-// come back as a *lint.Error. It does no I/O beyond
-// reading the Dockerfile and what Options.BaseResolver reads, so `imgctl
-// lint` and Build share it.
+// Prepare reads the Dockerfile, plans the variants (variant.PlanVariants),
+// assigns them to Options.Nodes (nodes.AssignNodes) and runs
+// lint.Preflight for each; findings come back as a *lint.Error. It does no
+// I/O beyond reading the Dockerfile and what Options.BaseResolver reads, so
+// `imgctl lint` and Build share it.
 func Prepare(o Options) (*Plan, error) {
 	file := o.Dockerfile
 	if file == "" {
@@ -147,11 +180,11 @@ func Prepare(o Options) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading Dockerfile: %w", err)
 	}
-	vs, err := PlanVariants(o.Variants)
+	vs, err := variant.PlanVariants(o.Variants)
 	if err != nil {
 		return nil, err
 	}
-	vs, as, err := AssignNodes(vs, o.Nodes, o.Builder)
+	vs, as, err := nodes.AssignNodes(vs, o.Nodes, o.Builder)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +222,8 @@ func Prepare(o Options) (*Plan, error) {
 // before anything is solved. The digest to publish is not known yet, so
 // any existing tag is refused: a build never makes the same index twice
 // (its provenance and timestamps differ).
-func checkTag(ctx context.Context, o *Options, rc *registry.Client) error {
+func (r *run) checkTag(ctx context.Context) error {
+	o, rc := r.o, r.rc
 	tags := append([]name.Tag{o.Tag}, o.AlsoTags...)
 	if err := registry.SameRepository(tags); err != nil || o.Force {
 		return err

@@ -1,6 +1,11 @@
 // Package build drives BuildKit for imgctl: it splits a build into
 // variants, assigns them to BuildKit nodes, solves them and publishes one
-// index.
+// index. The parts that need no driver live below it: package
+// build/variant plans the variants, package build/nodes addresses the
+// daemons and assigns the variants to them, and package build/graft builds
+// Windows variants without their base. One Build's state (the plan, the
+// options, the registry client, the connections, the grafts' Copier and
+// skeletons) is one struct that its steps share.
 //
 // # Preflight
 //
@@ -13,7 +18,8 @@
 //
 // Build solves one Dockerfile several times, concurrently:
 // one solve for all non-Windows platforms together, and one windows/amd64
-// solve per Windows Server LTSC release (Options.Windows). Each Windows
+// solve per Windows Server LTSC release (Options.Variants.Windows; see
+// variant.PlanVariants). Each Windows
 // variant is built FROM its own base: the Dockerfile declares
 //
 //	ARG WINDOWS_BASE=mcr.microsoft.com/windows/nanoserver:ltsc2022
@@ -23,7 +29,7 @@
 // Options.WindowsBases (--windows-base ltsc2022=REF,ltsc2025=REF), else from
 // Options.WindowsBaseTemplate (--windows-base-template
 // REG/nanoserver:{ltsc}, where {ltsc} becomes the release name), else from
-// DefaultWindowsBaseTemplate. With one Windows variant and an explicit
+// variant.DefaultWindowsBaseTemplate. With one Windows variant and an explicit
 // --build-arg WINDOWS_BASE, that value wins. Each Windows solve asks BuildKit
 // for windows/amd64 with its base's full os.version, never the release's
 // 10.0.BUILD, which would replace the base's os.version in the image config
@@ -102,15 +108,16 @@
 // COPY needs the base's files) even when the base sits in another
 // repository of the same registry: the pulled layer carries no
 // distribution-source label, so containerd's pusher has no repository to
-// mount from (premount.go has the code path). Before each solve, Build
-// mounts every distributable layer of the variant's resolved final bases
-// from the base's repository into the tag's (registry.Copier, one POST per
-// layer, each digest once per build, at most the client's Jobs at a time),
-// reading the base manifest from the daemon, which holds it since it
-// resolved the base. The push HEADs each blob first and skips what is
-// there. A refused mount is cancelled, logged at debug and left to
-// BuildKit. After the solve, Build checks that each image lists its base's
-// layer digests unchanged and says so in a note when it does not.
+// mount from (build/graft's premount.go has the code path). Before each
+// solve, Build mounts every distributable layer of the variant's resolved
+// final bases from the base's repository into the tag's (graft.Run.Premount
+// through a registry.Copier, one POST per layer, each digest once per
+// build, at most the client's Jobs at a time), reading the base manifest
+// from the daemon, which holds it since it resolved the base. The push
+// HEADs each blob first and skips what is there. A refused mount is
+// cancelled, logged at debug and left to BuildKit. After the solve, Build
+// checks that each image lists its base's layer digests unchanged and says
+// so in a note when it does not.
 //
 // # Pinning
 //
@@ -123,14 +130,17 @@
 // # Scale-out builds
 //
 // Options.Nodes spread a build over several daemons (imgctl build --node
-// PLATFORM=ADDR, or --builders FILE read by LoadBuilders). AssignNodes gives
+// PLATFORM=ADDR, or --builders FILE read by nodes.LoadBuilders, or a
+// docker buildx builder instance; nodes.Select has the precedence).
+// nodes.AssignNodes gives
 // every platform its most specific node, else the fallback Options.Builder;
 // Linux platforms on one daemon stay in one solve, platforms on different
 // daemons are split into their own. Build connects to every daemon, solves
 // on all of them concurrently, fans their solve status into Options.Status
 // (each vertex prefixed with its node) and merges the results into one
 // index. A RUN in a Windows stage is allowed only for variants whose node
-// is mapped to a Windows platform and has a Windows worker (NativeWindows).
+// is mapped to a Windows platform and has a Windows worker
+// (nodes.NativeWindows).
 //
 // # Base annotations
 //
@@ -180,10 +190,10 @@
 // base's config, its layer positions and its directory tree. Each Windows
 // variant is solved FROM a placeholder that has exactly those: the base's
 // config and, per base layer, a skeleton (every tar entry of the layer,
-// each file emptied; skeleton.go). BuildKit pulls the skeletons, applies
+// each file emptied; graft.Skeletons). BuildKit pulls the skeletons, applies
 // them as a Windows image, and its own Windows differ writes the stage's
 // layers in the Windows layout from the same tree the real base would give.
-// The result is then grafted onto the base (graft.go): base layers in,
+// The result is then grafted onto the base (graft.Graft): base layers in,
 // skeletons out, diff_ids the base's, the provenance rewritten to name the
 // base. The builder downloads no base layer. The plain path (the builder
 // pulls and unpacks the base) is taken with Options.WindowsPlain and, with

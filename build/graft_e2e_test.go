@@ -28,6 +28,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/build/nodes"
+	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/internal/buildtest"
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/registry"
@@ -415,9 +417,9 @@ func graftBuild(t *testing.T, d *buildtest.Daemon, tag, dir, baseRef, linuxRef, 
 	var mu sync.Mutex
 	var notes []string
 	o := build.Options{
-		Builder:    build.Builder{Addr: d.Addr},
+		Builder:    nodes.Builder{Addr: d.Addr},
 		ContextDir: dir,
-		Variants: build.VariantOptions{
+		Variants: variant.VariantOptions{
 			Platforms:    []v1.Platform{{OS: "windows", Architecture: "amd64"}},
 			Windows:      []string{"ltsc2025"},
 			WindowsBases: map[string]string{"ltsc2025": baseRef},

@@ -10,25 +10,32 @@ import (
 	"github.com/moby/buildkit/session/secrets/secretsprovider"
 	"github.com/moby/buildkit/session/sshforward/sshprovider"
 
+	"github.com/imgctl/imgctl/build/nodes"
+	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/registry"
 )
+
+// ErrInvalidOptions is returned (wrapped) for build options that do not
+// fit together; it is variant.ErrInvalidOptions, which variant planning
+// returns too.
+var ErrInvalidOptions = variant.ErrInvalidOptions
 
 // Options describe one build.
 type Options struct {
 	// Builder is the BuildKit daemon. With Nodes it is the fallback for
 	// platforms that no node builds; a zero Builder then means none.
-	Builder Builder
-	// Nodes spread the build over several daemons (see AssignNodes): each
+	Builder nodes.Builder
+	// Nodes spread the build over several daemons (see nodes.AssignNodes): each
 	// variant is solved on the node of its platforms, concurrently, and
 	// the results are merged into one index. Empty means Builder alone.
-	Nodes []Node
+	Nodes []nodes.Node
 	// ContextDir is the build context directory.
 	ContextDir string
 	// Dockerfile is the Dockerfile path; empty means ContextDir/Dockerfile.
 	Dockerfile string
 	// Variants say which platforms and Windows releases to build.
-	Variants VariantOptions
+	Variants variant.VariantOptions
 	// Target is the stage to build; empty means the last one.
 	Target string
 	// BaseResolver, when set, lets Prepare's preflight read from a
@@ -70,11 +77,11 @@ type Options struct {
 	SBOM *SBOM
 	// WindowsPlain builds Windows variants on BuildKit's plain path, which
 	// downloads and unpacks each base, instead of grafting the stage's
-	// layers onto the base (see graft).
+	// layers onto the base (see package build/graft).
 	WindowsPlain bool
 	// SkeletonCache is the directory that caches the directory trees of
-	// Windows base layers for grafts (see skeletons); empty caches nothing.
-	// The CLI uses SkeletonCacheDir.
+	// Windows base layers for grafts (see graft.Skeletons); empty caches
+	// nothing. The CLI uses graft.SkeletonCacheDir.
 	SkeletonCache string
 	// Annotations are set on the merged index.
 	Annotations map[string]string

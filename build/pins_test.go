@@ -7,6 +7,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
 )
@@ -62,7 +63,7 @@ func TestPins(t *testing.T) {
 // os.version and FROM scratch ask for plain windows/amd64; Linux platforms
 // are asked for as given. The plan's platforms stay as they were.
 func TestSolvePlatforms(t *testing.T) {
-	win := WindowsPlatform(platform.Releases[1])
+	win := variant.WindowsPlatform(platform.Releases[1])
 	arm := v1.Platform{OS: "linux", Architecture: "arm64"}
 	full := win
 	full.OSVersion = "10.0.20348.1234"
@@ -78,7 +79,7 @@ func TestSolvePlatforms(t *testing.T) {
 		{"scratch", lint.FinalBase{Platform: win, StagePlatform: win}, ResolvedBase{}, "windows/amd64,linux/arm64"},
 	} {
 		p := &Plan{
-			Variants: []Variant{{Platforms: []v1.Platform{win, arm}}},
+			Variants: []variant.Variant{{Platforms: []v1.Platform{win, arm}}},
 			Bases:    [][]lint.FinalBase{{tc.fb}},
 			resolved: map[string]ResolvedBase{resolvedKey(0, tc.fb): tc.rb},
 		}

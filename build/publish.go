@@ -8,9 +8,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/imgctl/imgctl/build/graft"
+	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/platform"
-	"github.com/imgctl/imgctl/registry"
 )
 
 // tagsDirectly reports whether BuildKit pushes the tag itself: one solve
@@ -37,7 +38,8 @@ func (p *Plan) tagsDirectly() bool {
 // into the tag's repository) and their platforms from their configs, so
 // that the registry sees one PUT; or, when BuildKit tagged the result
 // itself (tagsDirectly), as BuildKit wrote it.
-func (p *Plan) publish(ctx context.Context, o *Options, rc *registry.Client, exps []*exported) (*index.Result, error) {
+func (r *run) publish(ctx context.Context, exps []*graft.Exported) (*index.Result, error) {
+	p, o, rc := r.p, r.o, r.rc
 	repo := o.Tag.Context()
 	if p.tagsDirectly() {
 		ex := exps[0]
@@ -54,8 +56,8 @@ func (p *Plan) publish(ctx context.Context, o *Options, rc *registry.Client, exp
 	}
 	var children []index.Prepared
 	for _, ex := range exps {
-		if ex.prepared != nil {
-			children = append(children, ex.prepared...)
+		if ex.Prepared != nil {
+			children = append(children, ex.Prepared...)
 			continue
 		}
 		from := repo.Digest(ex.Top.Digest.String())
@@ -76,7 +78,7 @@ func (p *Plan) publish(ctx context.Context, o *Options, rc *registry.Client, exp
 // tagged. It backs the check before the solve (checkRelease), which judged
 // the base the builder resolved: a frontend that ignores the pins
 // (Options.SyntaxImage) or a tag that moved cannot slip another build in.
-func (p *Plan) checkBuilt(i int, ex *exported) error {
+func (p *Plan) checkBuilt(i int, ex *graft.Exported) error {
 	v := p.Variants[i]
 	if v.Release.Build == 0 {
 		return nil
@@ -88,7 +90,7 @@ func (p *Plan) checkBuilt(i int, ex *exported) error {
 		}
 		if b, ok := platform.Build(pl.OSVersion); !ok || b != v.Release.Build {
 			return fmt.Errorf("%w: variant %s (build %d) came out with os.version %q; check %s",
-				ErrBaseMismatch, v.Name, v.Release.Build, pl.OSVersion, WindowsBaseArg)
+				ErrBaseMismatch, v.Name, v.Release.Build, pl.OSVersion, variant.WindowsBaseArg)
 		}
 	}
 	return nil

@@ -2,14 +2,19 @@ package build
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"testing"
 
+	contentapi "github.com/containerd/containerd/api/services/content/v1"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"google.golang.org/grpc"
 
+	"github.com/imgctl/imgctl/build/graft"
+	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/internal/regtest"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
@@ -35,12 +40,20 @@ func TestTagsDirectly(t *testing.T) {
 	} {
 		p := &Plan{alsoTags: c.alsoTags}
 		for _, ps := range c.variants {
-			p.Variants = append(p.Variants, Variant{Platforms: ps})
+			p.Variants = append(p.Variants, variant.Variant{Platforms: ps})
 		}
 		if got := p.tagsDirectly(); got != c.want {
 			t.Errorf("%v, %d more tags: %t, want %t", c.variants, c.alsoTags, got, c.want)
 		}
 	}
+}
+
+// noContent is a daemon content API that holds nothing: what a solve
+// pushed is read back from the registry.
+type noContent struct{ contentapi.ContentClient }
+
+func (noContent) Read(context.Context, *contentapi.ReadContentRequest, ...grpc.CallOption) (contentapi.Content_ReadClient, error) {
+	return nil, errors.New("not found")
 }
 
 // TestPublishKeepsAttestations merges what two solves pushed, each an
@@ -56,7 +69,7 @@ func TestPublishKeepsAttestations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var exps []*exported
+	var exps []*graft.Exported
 	var p Plan
 	want := map[v1.Hash]bool{}
 	for i, img := range []v1.Image{lin, win} {
@@ -67,16 +80,16 @@ func TestPublishKeepsAttestations(t *testing.T) {
 			t.Fatal(err)
 		}
 		top := v1.Descriptor{MediaType: types.OCIImageIndex, Digest: d, Size: int64(len(regtest.Must(solved.RawManifest())(t)))}
-		dc := &daemonContent{content: &memContent{}, repo: tag.Context(), rc: registry.New()}
-		ex, err := readExported(ctx, dc, top, true)
+		dc := graft.NewDaemonContent(noContent{}, tag.Context(), registry.New())
+		ex, err := graft.ReadExported(ctx, dc, top, true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		exps = append(exps, ex)
-		p.Variants = append(p.Variants, Variant{Platforms: []v1.Platform{*ex.Images[0].Descriptor.Platform}})
+		p.Variants = append(p.Variants, variant.Variant{Platforms: []v1.Platform{*ex.Images[0].Descriptor.Platform}})
 		want[regtest.Must(img.Digest())(t)] = true
 	}
-	res, err := p.publish(ctx, &Options{Tag: tag}, registry.New(), exps)
+	res, err := (&run{p: &p, o: &Options{Tag: tag}, rc: registry.New()}).publish(ctx, exps)
 	if err != nil {
 		t.Fatal(err)
 	}

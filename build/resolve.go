@@ -17,6 +17,8 @@ import (
 	digest "github.com/opencontainers/go-digest"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/imgctl/imgctl/build/graft"
+	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/registry"
@@ -47,7 +49,8 @@ func (q baseQuery) key() string {
 // resolveAll); the daemons are asked concurrently. Then every Windows
 // base's os.version is checked against its variant's release
 // (checkRelease), in variant order, before anything is solved.
-func (p *Plan) resolveBases(ctx context.Context, conns *connections, o *Options, rc *registry.Client) error {
+func (r *run) resolveBases(ctx context.Context) error {
+	p, conns, rc := r.p, r.conns, r.rc
 	p.resolved = map[string]ResolvedBase{}
 	var daemons []*client.Client
 	queries := map[*client.Client][]baseQuery{}
@@ -77,7 +80,7 @@ func (p *Plan) resolveBases(ctx context.Context, conns *connections, o *Options,
 			label = a.Label
 		}
 		g.Go(func() error {
-			rbs, err := resolveOn(ctx, c, a.Builder.Addr, qs, label, o, rc)
+			rbs, err := r.resolveOn(ctx, c, a.Builder.Addr, qs, label)
 			mu.Lock()
 			defer mu.Unlock()
 			for j, q := range qs {
@@ -103,7 +106,7 @@ func (p *Plan) resolveBases(ctx context.Context, conns *connections, o *Options,
 	return nil
 }
 
-func newBaseQuery(i int, fb lint.FinalBase, v Variant, rc *registry.Client) (baseQuery, error) {
+func newBaseQuery(i int, fb lint.FinalBase, v variant.Variant, rc *registry.Client) (baseQuery, error) {
 	ref, err := rc.ParseReference(fb.Name)
 	if err == nil {
 		var named reference.Named
@@ -119,7 +122,8 @@ func newBaseQuery(i int, fb lint.FinalBase, v Variant, rc *registry.Client) (bas
 // returns what it resolved, in query order, and the first error in query
 // order. Errors are kept on this side rather than returned through the
 // build function and the daemon, so that their sentinels survive.
-func resolveOn(ctx context.Context, c *client.Client, addr string, qs []baseQuery, label string, o *Options, rc *registry.Client) ([]*ResolvedBase, error) {
+func (r *run) resolveOn(ctx context.Context, c *client.Client, addr string, qs []baseQuery, label string) ([]*ResolvedBase, error) {
+	o := r.o
 	att, err := attachables(nil, nil, o.Stderr) // registry auth only
 	if err != nil {
 		return nil, err
@@ -130,8 +134,8 @@ func resolveOn(ctx context.Context, c *client.Client, addr string, qs []baseQuer
 	var fwd sync.WaitGroup
 	fwd.Go(func() { forwardStatus(ctx, o.Status, ch, label) })
 	_, err = c.Build(ctx, client.SolveOpt{Session: att, Internal: true}, "imgctl", func(ctx context.Context, gw gateway.Client) (*gateway.Result, error) {
-		r := &baseResolver{gw: gw, daemon: c, rc: rc, note: o.note}
-		r.resolveAll(ctx, qs, out, errs)
+		br := &baseResolver{gw: gw, daemon: c, rc: r.rc, note: o.note}
+		br.resolveAll(ctx, qs, out, errs)
 		return gateway.NewResult(), nil
 	}, ch)
 	fwd.Wait()
@@ -289,7 +293,7 @@ func (r *baseResolver) resolveChild(ctx context.Context, q baseQuery, rb *Resolv
 // daemon's content store, where the builder's resolver put it (read by
 // digest and checked), else from the registry directly, with a note.
 func (r *baseResolver) readIndex(ctx context.Context, q baseQuery, rb *ResolvedBase) ([]byte, error) {
-	if raw, err := readContent(ctx, r.daemon.ContentClient(), rb.top, 0); err == nil {
+	if raw, err := graft.ReadContent(ctx, r.daemon.ContentClient(), rb.top, 0); err == nil {
 		return raw, nil
 	}
 	r.note(fmt.Sprintf("reading base %s@%s from its registry directly, not through the builder: for %s the builder takes an image of os.version %q from it, and to look for one of build %d imgctl needs the index, which the builder does not hold",

@@ -5,6 +5,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
@@ -27,7 +28,7 @@ type Result struct {
 	// Index is the merge result: the tag, the index digest and its entries.
 	Index *index.Result
 	// Variants are the solves, in the order they were planned.
-	Variants []Variant
+	Variants []variant.Variant
 	// Platforms are the images of the index in index order, attestations left out.
 	Platforms []PlatformResult
 }
@@ -60,14 +61,14 @@ func (p *Plan) result(res *index.Result, digests []v1.Hash) (*Result, error) {
 // checkRelease refuses a Windows base whose os.version, from the config
 // the builder resolved, is not of the variant's release build, before
 // anything is solved (checkBuilt checks the built images again).
-func checkRelease(v Variant, fb lint.FinalBase, rb ResolvedBase) error {
+func checkRelease(v variant.Variant, fb lint.FinalBase, rb ResolvedBase) error {
 	if v.Release.Build == 0 || fb.StagePlatform.OS != "windows" {
 		return nil
 	}
 	b, ok := platform.Build(rb.OSVersion)
 	if !ok || b != v.Release.Build {
 		return fmt.Errorf("%w: variant %s (build %d): base %s has os.version %q; check %s",
-			ErrBaseMismatch, v.Name, v.Release.Build, rb.Name, rb.OSVersion, WindowsBaseArg)
+			ErrBaseMismatch, v.Name, v.Release.Build, rb.Name, rb.OSVersion, variant.WindowsBaseArg)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/moby/buildkit/client"
 
+	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/registry"
 )
 
@@ -43,7 +44,7 @@ func TestExportAttrsConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			if attrs := exportAttrs(o, Variant{}, nil, false); attrs["name"] != "127.0.0.1:5000/app" {
+			if attrs := exportAttrs(o, variant.Variant{}, nil, false); attrs["name"] != "127.0.0.1:5000/app" {
 				t.Errorf("name = %q", attrs["name"])
 			}
 		})

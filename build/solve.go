@@ -18,8 +18,9 @@ import (
 	"github.com/tonistiigi/fsutil"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/imgctl/imgctl/build/graft"
+	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/platform"
-	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
@@ -32,14 +33,13 @@ const (
 // solveAll runs one Solve per variant concurrently, each on its daemon
 // after pre-mounting its bases' layers into the tag's repository
 // (premount), and returns what each pushed (read back from its daemon, see
-// daemonContent), in variant order. It fans the
+// graft.DaemonContent), in variant order. It fans the
 // status of every solve into o.Status; with several daemons, each one's
 // vertices carry its label (see relabel).
-func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, rc *registry.Client, dfDir string) ([]*exported, error) {
-	out := make([]*exported, len(p.Variants))
+func (r *run) solveAll(ctx context.Context) ([]*graft.Exported, error) {
+	p, o, conns := r.p, r.o, r.conns
+	out := make([]*graft.Exported, len(p.Variants))
 	repo := o.Tag.Context()
-	cp := rc.Copier(repo) // one for the build: each base layer is mounted once
-	sk := newSkeletons(o.SkeletonCache)
 	g, gctx := errgroup.WithContext(ctx)
 	var fwd sync.WaitGroup
 	for i, v := range p.Variants {
@@ -51,32 +51,32 @@ func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, rc 
 		}
 		fwd.Go(func() { forwardStatus(ctx, o.Status, ch, label) })
 		g.Go(func() error {
-			opt, err := p.solveOpt(o, i, dfDir)
+			opt, err := r.solveOpt(i)
 			if err != nil {
 				close(ch)
 				return err
 			}
-			bases := p.premount(gctx, i, c, cp, o)
-			gr, err := p.graftOrPlain(gctx, i, c, o, cp, sk)
+			bases := r.premount(gctx, i, c)
+			gr, err := r.graftOrPlain(gctx, i, c)
 			if err != nil {
 				close(ch)
 				return fmt.Errorf("building %s: pushing the placeholder of its base: %w", v.Name, err)
 			}
 			plainAttrs := maps.Clone(opt.FrontendAttrs)
 			if gr != nil {
-				gr.pins(opt.FrontendAttrs)
+				gr.Pins(opt.FrontendAttrs)
 			}
 			o.logger().Info("solving", "variant", v.Name, "platforms", formatPlatforms(v.Platforms), "builder", a.Builder.Addr)
-			src := newDaemonContent(c, repo, rc)
+			src := graft.NewDaemonContent(c.ContentClient(), repo, r.rc)
 			ex, err := p.solveOne(gctx, c, opt, ch, src)
 			if gr != nil {
 				if err == nil {
-					ex.prepared, err = gr.apply(gctx, src, ex, repo, mountedLayers(bases, gr.base))
+					ex.Prepared, err = gr.Apply(gctx, src, ex, repo, bases)
 				}
 				// A graft that went wrong (a frontend that ignored the pin, a
 				// builder that cannot pull the placeholder) is built again
 				// on the plain path, and the note says why.
-				if err != nil && gctx.Err() == nil && (errors.Is(err, ErrGraft) || gr.names(err)) {
+				if err != nil && gctx.Err() == nil && (errors.Is(err, graft.ErrGraft) || gr.NamesPlaceholder(err)) {
 					o.note(fmt.Sprintf("variant %s: BuildKit's plain path, which downloads the base: the graft failed: %v", v.Name, err))
 					opt.FrontendAttrs = plainAttrs
 					ch2 := make(chan *client.SolveStatus)
@@ -88,7 +88,7 @@ func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, rc 
 				return fmt.Errorf("building %s: %w", v.Name, err)
 			}
 			out[i] = ex
-			checkBaseLayers(o, v, out[i], bases)
+			r.grafts.CheckBaseLayers(v.Name, out[i], bases)
 			return nil
 		})
 	}
@@ -98,16 +98,16 @@ func (p *Plan) solveAll(ctx context.Context, conns *connections, o *Options, rc 
 }
 
 // solveOne runs one solve with its status on ch and reads what it pushed.
-func (p *Plan) solveOne(ctx context.Context, c *client.Client, opt client.SolveOpt, ch chan *client.SolveStatus, src *daemonContent) (*exported, error) {
+func (p *Plan) solveOne(ctx context.Context, c *client.Client, opt client.SolveOpt, ch chan *client.SolveStatus, src graft.BlobSource) (*graft.Exported, error) {
 	resp, err := c.Solve(ctx, nil, opt, ch)
 	if err != nil {
 		return nil, err
 	}
-	top, err := topDescriptor(resp.ExporterResponse)
+	top, err := graft.TopDescriptor(resp.ExporterResponse)
 	if err != nil {
 		return nil, err
 	}
-	return readExported(ctx, src, top, !p.tagsDirectly())
+	return graft.ReadExported(ctx, src, top, !p.tagsDirectly())
 }
 
 // forwardStatus passes the status of one solve or build from src on to dst
@@ -129,7 +129,8 @@ func forwardStatus(ctx context.Context, dst chan<- *client.SolveStatus, src <-ch
 }
 
 // solveOpt is the SolveOpt of variant i.
-func (p *Plan) solveOpt(o *Options, i int, dfDir string) (client.SolveOpt, error) {
+func (r *run) solveOpt(i int) (client.SolveOpt, error) {
+	p, o, dfDir := r.p, r.o, r.dfDir
 	v := p.Variants[i]
 	ctxFS, err := fsutil.NewFS(p.contextDir)
 	if err != nil {
@@ -146,7 +147,7 @@ func (p *Plan) solveOpt(o *Options, i int, dfDir string) (client.SolveOpt, error
 	several := len(p.Variants) > 1
 	return client.SolveOpt{
 		Frontend:      p.frontend(),
-		FrontendAttrs: frontendAttrs(p, o, i),
+		FrontendAttrs: r.frontendAttrs(i),
 		LocalMounts:   map[string]fsutil.FS{"context": ctxFS, "dockerfile": dfFS},
 		Session:       att,
 		CacheImports:  cacheForVariant(o.CacheFrom, v.Name, several),
@@ -165,7 +166,10 @@ func (p *Plan) frontend() string {
 	return FrontendDockerfile
 }
 
-func frontendAttrs(p *Plan, o *Options, i int) map[string]string {
+// frontendAttrs are the Dockerfile frontend's attributes of variant i's
+// solve: the base pins, the platforms, the build args and the attestations.
+func (r *run) frontendAttrs(i int) map[string]string {
+	p, o := r.p, r.o
 	v := p.Variants[i]
 	attrs := p.pins(i)
 	maps.Copy(attrs, map[string]string{
@@ -191,7 +195,7 @@ func frontendAttrs(p *Plan, o *Options, i int) map[string]string {
 // exportAttrs pushes the result by digest into the tag's repository with
 // the base annotations of each platform; with tag, to the tag itself with
 // the index annotations too (see Plan.tagsDirectly).
-func exportAttrs(o *Options, v Variant, bases map[string]ResolvedBase, tag bool) map[string]string {
+func exportAttrs(o *Options, v variant.Variant, bases map[string]ResolvedBase, tag bool) map[string]string {
 	attrs := map[string]string{
 		string(exptypes.OptKeyName):         o.Tag.Context().Name(),
 		string(exptypes.OptKeyPush):         "true",

@@ -15,7 +15,7 @@ import (
 	"github.com/docker/buildx/store"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/build/nodes"
 )
 
 // kubeconfig writes a kubeconfig whose API server is a closed port.
@@ -59,9 +59,9 @@ func TestLoadKubernetes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, fallback, _ := in.BuildNodes()
+	ns, fallback, _ := in.BuildNodes()
 	want := []string{"linux/amd64=buildx://kube/kube-amd64", "linux/arm64=buildx://kube/kube-arm64"}
-	if got := nodeStrings(nodes); !slices.Equal(got, want) || fallback.Addr != "buildx://kube/kube-amd64" {
+	if got := nodeStrings(ns); !slices.Equal(got, want) || fallback.Addr != "buildx://kube/kube-amd64" {
 		t.Errorf("nodes = %v, fallback %s; want %v", got, fallback.Addr, want)
 	}
 	if got := in.Nodes[0].DriverOpts; got["namespace"] != "build" || got["replicas"] != "2" || got["nodeselector"] != "kubernetes.io/arch=amd64" {
@@ -72,8 +72,8 @@ func TestLoadKubernetes(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		b := in.Nodes[0].Builder
-		_, err := build.Connect(ctx, b)
-		if !errors.Is(err, build.ErrNoBuilder) || !strings.Contains(err.Error(), "buildx://kube/kube-amd64") ||
+		_, err := nodes.Connect(ctx, b)
+		if !errors.Is(err, nodes.ErrNoBuilder) || !strings.Contains(err.Error(), "buildx://kube/kube-amd64") ||
 			!strings.Contains(err.Error(), "driver kubernetes") || !strings.Contains(err.Error(), "127.0.0.1:1") {
 			t.Errorf("connect = %v, want ErrNoBuilder naming the node, its driver and the API server", err)
 		}

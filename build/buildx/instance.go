@@ -29,7 +29,7 @@ import (
 	"github.com/moby/buildkit/client"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/build/nodes"
 	"github.com/imgctl/imgctl/platform"
 )
 
@@ -37,9 +37,9 @@ import (
 // instance, as buildx reads it.
 const EnvBuilder = "BUILDX_BUILDER"
 
-// AddrScheme prefixes the Addr of a buildx node's build.Builder:
+// AddrScheme prefixes the Addr of a buildx node's nodes.Builder:
 // buildx://INSTANCE/NODE names the node; its Dialer connects.
-const AddrScheme = "buildx://"
+const AddrScheme = nodes.InstanceScheme
 
 // ErrUnknownInstance is returned (wrapped) when the store has no builder
 // instance of the name; the message lists the instances it has.
@@ -83,7 +83,7 @@ type Node struct {
 	// (docker buildx create --driver-opt).
 	DriverOpts map[string]string
 	// Builder reaches the node through its driver (Builder.Dialer).
-	Builder build.Builder
+	Builder nodes.Builder
 }
 
 // Option configures Load.
@@ -108,9 +108,9 @@ func InstanceName(flag string, getenv func(string) string) (name, source string)
 		if IsAddress(s) {
 			return "", ""
 		}
-		return s, build.SourceFlag
+		return s, nodes.SourceFlag
 	}
-	if getenv == nil || strings.TrimSpace(getenv(build.EnvBuildkitHost)) != "" {
+	if getenv == nil || strings.TrimSpace(getenv(nodes.EnvBuildkitHost)) != "" {
 		return "", ""
 	}
 	if s := strings.TrimSpace(getenv(EnvBuilder)); s != "" {
@@ -233,7 +233,7 @@ func (in *Instance) node(n builder.Node) Node {
 	for _, p := range n.Node.Platforms {
 		out.Platforms = append(out.Platforms, imgctlPlatform(p))
 	}
-	out.Builder = build.Builder{
+	out.Builder = nodes.Builder{
 		Addr:   AddrScheme + in.Name + "/" + n.Name,
 		Source: fmt.Sprintf("buildx builder %s, driver %s, endpoint %s", in.Name, in.Driver, n.Endpoint),
 		Dialer: &nodeDialer{h: n.Driver},
@@ -247,16 +247,16 @@ func (in *Instance) node(n builder.Node) Node {
 // lists. A node without platforms that is not the first builds nothing;
 // unused names those nodes. One node without platforms makes no nodes: the
 // fallback builds every platform, as a single builder does.
-func (in *Instance) BuildNodes() (nodes []build.Node, fallback build.Builder, unused []string) {
+func (in *Instance) BuildNodes() (ns []nodes.Node, fallback nodes.Builder, unused []string) {
 	for i, n := range in.Nodes {
 		if len(n.Platforms) == 0 && i > 0 {
 			unused = append(unused, n.Name)
 		}
 		for _, p := range n.Platforms {
-			nodes = append(nodes, build.Node{Platform: p, Builder: n.Builder})
+			ns = append(ns, nodes.Node{Platform: p, Builder: n.Builder})
 		}
 	}
-	return nodes, in.Nodes[0].Builder, unused
+	return ns, in.Nodes[0].Builder, unused
 }
 
 // nodeDialer connects to a node through its buildx driver.

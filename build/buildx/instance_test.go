@@ -14,7 +14,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/build/nodes"
+	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/internal/buildtest"
 )
 
@@ -35,7 +36,7 @@ func plat(os, arch, osVersion string) ocispecs.Platform {
 }
 
 // nodeStrings formats nodes as --node takes them, sorted.
-func nodeStrings(ns []build.Node) []string {
+func nodeStrings(ns []nodes.Node) []string {
 	var out []string
 	for _, n := range ns {
 		out = append(out, n.String())
@@ -60,11 +61,11 @@ func TestInstanceName(t *testing.T) {
 		getenv       func(string) string
 		want, source string
 	}{
-		{"flag name", "pool", env(EnvBuilder, "other"), "pool", build.SourceFlag},
+		{"flag name", "pool", env(EnvBuilder, "other"), "pool", nodes.SourceFlag},
 		{"flag address", "tcp://bk:1234", env(EnvBuilder, "other"), "", ""},
 		{"flag docker-container address", "docker-container://buildx_buildkit_pool0", nil, "", ""},
 		{"env name", "", env(EnvBuilder, "pool"), "pool", "$BUILDX_BUILDER"},
-		{"BUILDKIT_HOST wins over BUILDX_BUILDER", "", env(EnvBuilder, "pool", build.EnvBuildkitHost, "unix:///x.sock"), "", ""},
+		{"BUILDKIT_HOST wins over BUILDX_BUILDER", "", env(EnvBuilder, "pool", nodes.EnvBuildkitHost, "unix:///x.sock"), "", ""},
 		{"nothing", "", env(), "", ""},
 		{"no environment", "", nil, "", ""},
 	} {
@@ -94,16 +95,16 @@ func TestLoadRemoteNodes(t *testing.T) {
 	if in.Name != "pool" || in.Driver != "remote" || in.Dir != dir || len(in.Nodes) != 3 {
 		t.Fatalf("instance = %+v", in)
 	}
-	nodes, fallback, unused := in.BuildNodes()
+	ns, fallback, unused := in.BuildNodes()
 	want := []string{
 		"linux/amd64=buildx://pool/linux0",
 		"linux/arm64=buildx://pool/linux0",
 		"windows/amd64:10.0.20348.0=buildx://pool/win2022",
 	}
-	if got := nodeStrings(nodes); !slices.Equal(got, want) {
+	if got := nodeStrings(ns); !slices.Equal(got, want) {
 		t.Errorf("nodes = %v, want %v", got, want)
 	}
-	if fallback.Addr != "buildx://pool/linux0" || fallback.Dialer == nil || fallback.Dialer != nodes[0].Builder.Dialer {
+	if fallback.Addr != "buildx://pool/linux0" || fallback.Dialer == nil || fallback.Dialer != ns[0].Builder.Dialer {
 		t.Errorf("fallback = %+v, want the first node with its dialer", fallback)
 	}
 	if !slices.Equal(unused, []string{"spare"}) {
@@ -116,11 +117,11 @@ func TestLoadRemoteNodes(t *testing.T) {
 	}
 	// The mapping is what imgctl's scheduler takes: the Windows variant
 	// goes to the Windows node, linux to the first.
-	vs, err := build.PlanVariants(build.VariantOptions{Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}, {OS: "windows", Architecture: "amd64"}}, Windows: []string{"ltsc2022"}})
+	vs, err := variant.PlanVariants(variant.VariantOptions{Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}, {OS: "windows", Architecture: "amd64"}}, Windows: []string{"ltsc2022"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, as, err := build.AssignNodes(vs, nodes, fallback)
+	_, as, err := nodes.AssignNodes(vs, ns, fallback)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +132,8 @@ func TestLoadRemoteNodes(t *testing.T) {
 		t.Errorf("validate: %v", err)
 	}
 	withTLS := win.Builder
-	withTLS.TLS = build.TLSOptions{CACert: "ca.pem"}
-	if err := withTLS.Validate(); !errors.Is(err, build.ErrInvalidBuilder) {
+	withTLS.TLS = nodes.TLSOptions{CACert: "ca.pem"}
+	if err := withTLS.Validate(); !errors.Is(err, nodes.ErrInvalidBuilder) {
 		t.Errorf("a buildx node with --tls* flags: %v, want ErrInvalidBuilder", err)
 	}
 }
@@ -145,16 +146,16 @@ func TestLoadSingleNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, fallback, unused := in.BuildNodes()
-	if len(nodes) != 0 || len(unused) != 0 || fallback.Addr != "buildx://solo/solo0" || fallback.Dialer == nil {
-		t.Errorf("nodes %v, fallback %+v, unused %v", nodes, fallback, unused)
+	ns, fallback, unused := in.BuildNodes()
+	if len(ns) != 0 || len(unused) != 0 || fallback.Addr != "buildx://solo/solo0" || fallback.Dialer == nil {
+		t.Errorf("nodes %v, fallback %+v, unused %v", ns, fallback, unused)
 	}
 	// No Docker daemon answers at the node's endpoint: the build fails
 	// naming the node and the endpoint (buildx's docker-container driver
 	// asks the Docker API for its container first).
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := build.Connect(ctx, fallback); !errors.Is(err, build.ErrNoBuilder) || !strings.Contains(err.Error(), "driver docker-container") ||
+	if _, err := nodes.Connect(ctx, fallback); !errors.Is(err, nodes.ErrNoBuilder) || !strings.Contains(err.Error(), "driver docker-container") ||
 		!strings.Contains(err.Error(), "/nonexistent/docker.sock") {
 		t.Errorf("connect = %v, want ErrNoBuilder naming the driver and the Docker endpoint", err)
 	}

@@ -163,8 +163,10 @@ func TestRulesCatchViolations(t *testing.T) {
 		// Transitive: kube may import verify, and verify now imports
 		// registry, which kube's row does not allow.
 		{"verify", module + "/registry", ruleTable, false, "kube"},
-		// Transitive: build/buildx links sign through build.
-		{"build", module + "/sign", ruleTable, false, "build/buildx"},
+		// Transitive: build/buildx links sign through build/nodes.
+		{"build/nodes", module + "/sign", ruleTable, false, "build/buildx"},
+		// Transitive: build/nodes links index through build/variant.
+		{"build/variant", module + "/index", ruleTable, false, "build/nodes"},
 		{"cmd/imgctl/cli", module + "/internal/signtest", ruleHarness, false, ""},
 		// Transitive: the CLI, and the binary, link the harness through index.
 		{"index", module + "/internal/regtest", ruleHarness, false, "cmd/imgctl"},

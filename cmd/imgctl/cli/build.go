@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/build/graft"
+	"github.com/imgctl/imgctl/build/nodes"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/verify"
@@ -23,7 +25,7 @@ type buildOptions struct {
 	nodeFlags
 	builder, progress, metadataFile, syntaxImage        string
 	provenance, sbom                                    string
-	tls                                                 build.TLSOptions
+	tls                                                 nodes.TLSOptions
 	tags, secrets, ssh, cacheFrom, cacheTo, annotations []string
 	force, noCache, noVerify, windowsPlain              bool
 }
@@ -61,7 +63,7 @@ node; the first node builds the rest. --builders entries and --node win for
 their platforms. An unknown name is a usage error (exit 2) that lists the
 instances. Without --builder: $BUILDKIT_HOST (an address), else
 $BUILDX_BUILDER (an instance name), else the instance "docker buildx use"
-made current for the current Docker context, else ` + build.DefaultBuilderAddress + `.
+made current for the current Docker context, else ` + nodes.DefaultBuilderAddress + `.
 
 Every image gets a SLSA provenance attestation (--provenance, mode=min by
 default as with buildx; false for none), and with --sbom an SPDX SBOM made by a
@@ -89,7 +91,7 @@ verify, 2 on usage, builder, build or registry errors.`,
 	o.nodeFlags.add(fl)
 	fl.StringArrayVarP(&o.tags, "tag", "t", nil, "tag to push the index to, repeatable in one repository (required; never overwritten without --force)")
 	fl.BoolVar(&o.force, "force", false, "overwrite an existing tag")
-	fl.StringVar(&o.builder, "builder", "", "BuildKit address (unix://, tcp://, docker-container://NAME: any value with ://) or a buildx builder instance name (docker buildx create; drivers remote, docker-container, kubernetes); default $BUILDKIT_HOST, else the instance $BUILDX_BUILDER, else "+build.DefaultBuilderAddress)
+	fl.StringVar(&o.builder, "builder", "", "BuildKit address (unix://, tcp://, docker-container://NAME: any value with ://) or a buildx builder instance name (docker buildx create; drivers remote, docker-container, kubernetes); default $BUILDKIT_HOST, else the instance $BUILDX_BUILDER, else "+nodes.DefaultBuilderAddress)
 	fl.StringVar(&o.tls.CACert, "tlscacert", "", "CA certificate of a tcp:// builder")
 	fl.StringVar(&o.tls.Cert, "tlscert", "", "client certificate for a tcp:// builder")
 	fl.StringVar(&o.tls.Key, "tlskey", "", "client key for a tcp:// builder")
@@ -123,17 +125,9 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 		return bo, err
 	}
 	bo.Tag, bo.AlsoTags, bo.Force, bo.Registry, bo.NoCache, bo.SyntaxImage = tag, also, o.force, rc, o.noCache, o.syntaxImage
-	bo.WindowsPlain, bo.SkeletonCache = o.windowsPlain, build.SkeletonCacheDir()
-	if err := o.resolveBuilder(cmd.Context(), &bo, cmd.ErrOrStderr()); err != nil {
+	bo.WindowsPlain, bo.SkeletonCache = o.windowsPlain, graft.SkeletonCacheDir()
+	if err := o.selectBuilder(cmd.Context(), &bo, cmd.ErrOrStderr()); err != nil {
 		return bo, err
-	}
-	if err := o.nodeFlags.apply(&bo, o.tls); err != nil {
-		return bo, err
-	}
-	if bo.Builder.Addr != "" {
-		if err := bo.Builder.Validate(); err != nil {
-			return bo, fmt.Errorf("%w: %w", ErrUsage, err)
-		}
 	}
 	bo.Logger, bo.Stderr = ro.logger(cmd), cmd.ErrOrStderr()
 	if bo.Annotations, err = keyValues("--annotation", o.annotations, false); err != nil {

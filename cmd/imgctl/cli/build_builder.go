@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,45 +10,73 @@ import (
 
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/build/buildx"
+	"github.com/imgctl/imgctl/build/nodes"
 )
 
-// resolveBuilder sets bo.Builder from --builder, $BUILDKIT_HOST,
-// $BUILDX_BUILDER (see buildx.InstanceName for the precedence) and last the
-// instance `docker buildx use` made current (buildx.Current): an address
-// as before, or a buildx builder instance whose nodes become bo.Nodes (the
-// first node is the fallback). --node and --builders entries are applied
-// afterwards and win for their platforms. Errors wrap ErrUsage when the
-// instance does not exist or the flags do not fit it.
-func (o *buildOptions) resolveBuilder(ctx context.Context, bo *build.Options, stderr io.Writer) error {
-	name, source := buildx.InstanceName(o.builder, os.Getenv)
-	if name == "" && strings.TrimSpace(o.builder) == "" && os.Getenv(build.EnvBuildkitHost) == "" {
-		// Last, as buildx: the instance `docker buildx use` made current.
-		cur, dctx, err := buildx.Current(buildx.WithStderr(stderr))
-		if err != nil {
-			return fmt.Errorf("%w: reading the current buildx builder: %w", ErrUsage, err)
-		}
-		if cur != "" {
-			name, source = cur, fmt.Sprintf("docker buildx use (current builder of Docker context %s)", dctx)
-		}
-	}
-	if name == "" {
-		bo.Builder = build.ResolveBuilder(o.builder, os.Getenv)
-		bo.Builder.TLS = o.tls
-		return nil
-	}
-	if o.tls != (build.TLSOptions{}) && len(o.nodes) == 0 {
-		return fmt.Errorf("%w: --tlscacert/--tlscert/--tlskey/--tls-server-name are for tcp:// addresses; buildx builder %q (from %s) keeps its TLS settings in its driver-opts",
-			ErrUsage, name, source)
-	}
-	in, err := buildx.Load(ctx, name, buildx.WithStderr(stderr))
+// selectBuilder sets bo.Builder and bo.Nodes from --builder, the --tls*
+// flags, --builders and --node, $BUILDKIT_HOST, $BUILDX_BUILDER and last
+// the instance `docker buildx use` made current (nodes.Select has the
+// precedence; buildxInstances reads the instances): an address, or a
+// buildx builder instance whose nodes become bo.Nodes (the first node is
+// the fallback), and then the --builders entries and --node values, which
+// win for their platforms. Errors wrap ErrUsage.
+func (o *buildOptions) selectBuilder(ctx context.Context, bo *build.Options, stderr io.Writer) error {
+	fallback, ns, err := nodes.Select(ctx, nodes.SelectInput{
+		Builder: o.builder, Getenv: os.Getenv, TLS: o.tls,
+		Nodes: o.nodes, BuildersFile: o.buildersFile,
+		Instances: buildxInstances{stderr: stderr},
+	})
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrUsage, source, err)
+		return selectError(err)
 	}
-	nodes, fallback, unused := in.BuildNodes()
+	bo.Builder, bo.Nodes = fallback, ns
+	return nil
+}
+
+// selectError wraps an error of nodes.Select in ErrUsage, naming the flag
+// an input error is about.
+func selectError(err error) error {
+	var ie *nodes.InputError
+	if errors.As(err, &ie) {
+		switch ie.Input {
+		case nodes.InputBuildersFile:
+			return fmt.Errorf("%w: --builders: %w", ErrUsage, err)
+		case nodes.InputNodes:
+			return fmt.Errorf("%w: --node %s: %w", ErrUsage, ie.Value, err)
+		}
+	}
+	return fmt.Errorf("%w: %w", ErrUsage, err)
+}
+
+// buildxInstances are docker buildx's builder instances, as nodes.Select
+// consults them; stderr gets the Docker CLI's warnings and a note about
+// nodes imgctl sends nothing.
+type buildxInstances struct{ stderr io.Writer }
+
+// Name is buildx.InstanceName.
+func (x buildxInstances) Name(builder string, getenv func(string) string) (string, string) {
+	return buildx.InstanceName(builder, getenv)
+}
+
+// Current is buildx.Current, the instance named after the Docker context.
+func (x buildxInstances) Current() (string, string, error) {
+	cur, dctx, err := buildx.Current(buildx.WithStderr(x.stderr))
+	if err != nil || cur == "" {
+		return "", "", err
+	}
+	return cur, fmt.Sprintf("docker buildx use (current builder of Docker context %s)", dctx), nil
+}
+
+// Load reads the instance (buildx.Load) and maps its nodes (BuildNodes).
+func (x buildxInstances) Load(ctx context.Context, name string) ([]nodes.Node, nodes.Builder, error) {
+	in, err := buildx.Load(ctx, name, buildx.WithStderr(x.stderr))
+	if err != nil {
+		return nil, nodes.Builder{}, err
+	}
+	ns, fallback, unused := in.BuildNodes()
 	if len(unused) > 0 {
-		fmt.Fprintf(stderr, "note: buildx builder %s: node(s) %s list no platforms and are not the first node: imgctl sends them nothing (give them --platform with docker buildx create --append)\n",
+		fmt.Fprintf(x.stderr, "note: buildx builder %s: node(s) %s list no platforms and are not the first node: imgctl sends them nothing (give them --platform with docker buildx create --append)\n",
 			in.Name, strings.Join(unused, ", "))
 	}
-	bo.Builder, bo.Nodes = fallback, nodes
-	return nil
+	return ns, fallback, nil
 }

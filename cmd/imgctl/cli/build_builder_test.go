@@ -13,6 +13,7 @@ import (
 
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/build/buildx"
+	"github.com/imgctl/imgctl/build/nodes"
 	"github.com/imgctl/imgctl/internal/buildtest"
 )
 
@@ -34,7 +35,7 @@ func buildxStore(t *testing.T, ngs ...*store.NodeGroup) string {
 const dockerHost = "unix:///run/imgctl-test/docker.sock"
 
 // nodeStrings formats nodes as --node takes them, in order.
-func nodeStrings(ns []build.Node) []string {
+func nodeStrings(ns []nodes.Node) []string {
 	out := []string{}
 	for _, n := range ns {
 		out = append(out, n.String())
@@ -51,16 +52,14 @@ func TestBuildxBuilderFlags(t *testing.T) {
 		{Name: "win", Endpoint: "tcp://win:1234", Platforms: []ocispecs.Platform{{OS: "windows", Architecture: "amd64"}}},
 	}})
 	ctx := context.Background()
-	t.Setenv(build.EnvBuildkitHost, "")
+	t.Setenv(nodes.EnvBuildkitHost, "")
 	t.Setenv(buildx.EnvBuilder, "")
 
 	resolve := func(t *testing.T, o *buildOptions) (build.Options, error) {
 		t.Helper()
 		var bo build.Options
-		if err := o.resolveBuilder(ctx, &bo, &strings.Builder{}); err != nil {
-			return bo, err
-		}
-		return bo, o.nodeFlags.apply(&bo, o.tls)
+		err := o.selectBuilder(ctx, &bo, &strings.Builder{})
+		return bo, err
 	}
 	t.Run("instance", func(t *testing.T) {
 		bo, err := resolve(t, &buildOptions{builder: "pool"})
@@ -95,7 +94,7 @@ func TestBuildxBuilderFlags(t *testing.T) {
 		if err != nil || len(bo.Nodes) != 3 {
 			t.Errorf("nodes %v, err %v", bo.Nodes, err)
 		}
-		t.Setenv(build.EnvBuildkitHost, "unix:///run/env.sock")
+		t.Setenv(nodes.EnvBuildkitHost, "unix:///run/env.sock")
 		bo, err = resolve(t, &buildOptions{})
 		if err != nil || bo.Nodes != nil || bo.Builder.Addr != "unix:///run/env.sock" {
 			t.Errorf("$BUILDKIT_HOST must win over $BUILDX_BUILDER: %+v, err %v", bo, err)
@@ -107,7 +106,7 @@ func TestBuildxBuilderFlags(t *testing.T) {
 	})
 	t.Run("docker buildx use", func(t *testing.T) {
 		bo, err := resolve(t, &buildOptions{})
-		if err != nil || bo.Nodes != nil || bo.Builder.Addr != build.DefaultBuilderAddress {
+		if err != nil || bo.Nodes != nil || bo.Builder.Addr != nodes.DefaultBuilderAddress {
 			t.Fatalf("nothing selected: the default socket, got %+v, err %v", bo, err)
 		}
 		// What `docker buildx use pool` writes, through buildx's store API.
@@ -118,7 +117,7 @@ func TestBuildxBuilderFlags(t *testing.T) {
 		if err != nil || len(bo.Nodes) != 3 || bo.Builder.Addr != "buildx://pool/lin" {
 			t.Errorf("the current builder: nodes %v, fallback %+v, err %v", bo.Nodes, bo.Builder, err)
 		}
-		t.Setenv(build.EnvBuildkitHost, "unix:///run/env.sock")
+		t.Setenv(nodes.EnvBuildkitHost, "unix:///run/env.sock")
 		if bo, err = resolve(t, &buildOptions{}); err != nil || bo.Builder.Addr != "unix:///run/env.sock" {
 			t.Errorf("$BUILDKIT_HOST must win over the current builder: %+v, err %v", bo, err)
 		}
@@ -129,7 +128,7 @@ func TestBuildxBuilderFlags(t *testing.T) {
 		want string
 	}{
 		{"unknown instance", &buildOptions{builder: "nope"}, `no such buildx builder "nope"`},
-		{"TLS flags without tcp nodes", &buildOptions{builder: "pool", tls: build.TLSOptions{CACert: "ca.pem"}}, "driver-opts"},
+		{"TLS flags without tcp nodes", &buildOptions{builder: "pool", tls: nodes.TLSOptions{CACert: "ca.pem"}}, "driver-opts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := resolve(t, tc.o)

@@ -18,7 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/crypto/ssh/agent"
 
-	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/build/nodes"
 	"github.com/imgctl/imgctl/internal/buildtest"
 	"github.com/imgctl/imgctl/snapshot"
 )
@@ -231,7 +231,7 @@ func (e *e2e) tlsBuilder(t *testing.T) {
 	}
 	args[len(args)-2] = e.reg.Host() + "/tls:2" // a tag taken would be reported first
 	_, stderr, code = run(t, append([]string{"build", "--builder", d.Addr, "--tlscacert", d.TLS.CACert}, args...)...)
-	if code != ExitError || !strings.Contains(stderr, build.ErrNoBuilder.Error()) || !strings.Contains(stderr, d.Addr) {
+	if code != ExitError || !strings.Contains(stderr, nodes.ErrNoBuilder.Error()) || !strings.Contains(stderr, d.Addr) {
 		t.Errorf("without a client certificate: exit %d, stderr:\n%s", code, stderr)
 	}
 }

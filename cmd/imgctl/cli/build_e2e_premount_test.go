@@ -24,7 +24,7 @@ import (
 
 // premountDockerfile builds the Windows stage with a plain COPY, the path
 // on which BuildKit pulls the base and then pushes its layers again (see
-// build/premount.go).
+// build/graft/premount.go).
 const premountDockerfile = `ARG LINUX_BASE=gcr.io/distroless/static-debian12:nonroot
 ARG WINDOWS_BASE=mcr.microsoft.com/windows/nanoserver:ltsc2025
 FROM ${LINUX_BASE} AS final-linux
@@ -71,7 +71,7 @@ func (u *uploadBytes) middleware(next http.Handler) http.Handler {
 
 // TestBuildPremountDist builds a Windows and a Linux variant on BuildKit's
 // plain path (--windows-plain: the default grafts the Windows variant
-// without pulling its base, see build/graft.go), each with a
+// without pulling its base, see build/graft/graft.go), each with a
 // plain COPY onto a base that sits in another repository of the same CNCF
 // distribution registry (blobs linked per repository, htpasswd auth), on a
 // fresh buildkitd that has never pulled the bases (unique content). imgctl
@@ -207,7 +207,7 @@ func TestBuildPremountDist(t *testing.T) {
 			}
 		}
 	})
-	// The cause (build/premount.go): BuildKit pulled the Windows base
+	// The cause (build/graft/premount.go): BuildKit pulled the Windows base
 	// layer for the COPY and kept no distribution-source label naming the
 	// base's repository on it, so its push had nothing to mount from.
 	t.Run("BuildKit kept no source for the pulled base layer", func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/build/nodes"
 	"github.com/imgctl/imgctl/internal/buildtest"
 	"github.com/imgctl/imgctl/internal/ghactions"
 	"github.com/imgctl/imgctl/internal/regtest"
@@ -184,10 +185,10 @@ func (e *e2e) unreachableBuilder(t *testing.T) {
 	args := append([]string{"build", "-t", e.reg.Host() + "/hello:nobuilder"}, append(e.baseArgs, e.hello)...)
 	_, stderr, code := run(t, append([]string{"--builder", "unix:///nonexistent/buildkitd.sock"}, args...)...)
 	if code != ExitError || !strings.Contains(stderr, "unix:///nonexistent/buildkitd.sock (from --builder)") ||
-		!strings.Contains(stderr, build.ErrNoBuilder.Error()) {
+		!strings.Contains(stderr, nodes.ErrNoBuilder.Error()) {
 		t.Errorf("--builder: exit %d, stderr:\n%s", code, stderr)
 	}
-	t.Setenv(build.EnvBuildkitHost, "tcp://127.0.0.1:1")
+	t.Setenv(nodes.EnvBuildkitHost, "tcp://127.0.0.1:1")
 	_, stderr, code = run(t, args...)
 	if code != ExitError || !strings.Contains(stderr, "tcp://127.0.0.1:1 (from $BUILDKIT_HOST)") {
 		t.Errorf("BUILDKIT_HOST: exit %d, stderr:\n%s", code, stderr)

@@ -13,6 +13,7 @@ import (
 	"github.com/tonistiigi/go-csvvalue"
 
 	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/platform"
 )
 
@@ -29,7 +30,7 @@ func (f *variantFlags) add(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&f.platforms, "platform", nil, "target platforms (default linux/amd64,linux/arm64,windows/amd64)")
 	fl.StringSliceVar(&f.windows, "windows", nil, "one Windows variant per LTSC release, e.g. ltsc2022,ltsc2025")
 	fl.StringSliceVar(&f.bases, "windows-base", nil, "base per release, RELEASE=REF (sets the WINDOWS_BASE build arg), e.g. ltsc2022=mcr.microsoft.com/windows/nanoserver:ltsc2022")
-	fl.StringVar(&f.baseTemplate, "windows-base-template", "", "base for releases without --windows-base; {ltsc} is replaced (default "+build.DefaultWindowsBaseTemplate+")")
+	fl.StringVar(&f.baseTemplate, "windows-base-template", "", "base for releases without --windows-base; {ltsc} is replaced (default "+variant.DefaultWindowsBaseTemplate+")")
 	fl.StringArrayVar(&f.buildArgs, "build-arg", nil, "build arg KEY=VALUE (KEY alone takes the environment's value), repeatable")
 	fl.StringVar(&f.target, "target", "", "stage to build (default: the last)")
 }
@@ -49,7 +50,7 @@ func (f *variantFlags) options(contextDir string) (build.Options, error) {
 	if o.Variants.BuildArgs, err = keyValues("--build-arg", f.buildArgs, true); err != nil {
 		return o, err
 	}
-	if _, err := build.PlanVariants(o.Variants); err != nil {
+	if _, err := variant.PlanVariants(o.Variants); err != nil {
 		return o, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	return o, nil

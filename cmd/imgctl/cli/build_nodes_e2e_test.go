@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/build/nodes"
 	"github.com/imgctl/imgctl/internal/buildtest"
 	"github.com/imgctl/imgctl/lint"
 )
@@ -32,7 +32,7 @@ func TestBuildNodesE2E(t *testing.T) {
 	t.Run("unmapped platforms", func(t *testing.T) {
 		_, stderr, code := run(t, append([]string{"build", "--node", "linux/amd64=unix:///nonexistent/a.sock",
 			"-t", host + "/multi:unmapped"}, append(args, ctxDir)...)...)
-		if code != ExitError || !strings.Contains(stderr, build.ErrUnmappedPlatforms.Error()) ||
+		if code != ExitError || !strings.Contains(stderr, nodes.ErrUnmappedPlatforms.Error()) ||
 			!strings.Contains(stderr, "linux/arm64, windows/amd64:10.0.20348") || strings.Contains(stderr, "nonexistent") {
 			t.Errorf("exit %d, stderr:\n%s", code, stderr)
 		}

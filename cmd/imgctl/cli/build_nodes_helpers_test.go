@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	controlapi "github.com/moby/buildkit/api/services/control"
 
-	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/build/nodes"
 	"github.com/imgctl/imgctl/internal/buildtest"
 	"github.com/imgctl/imgctl/internal/regtest"
 )
@@ -94,7 +94,7 @@ func nodesFixture(t *testing.T, hello string) (host, ctxDir string, args []strin
 	ctxDir = t.TempDir()
 	writeFile(t, filepath.Join(ctxDir, "hello.txt"), hello)
 	writeFile(t, filepath.Join(ctxDir, "Dockerfile"), nodesDockerfile)
-	t.Setenv(build.EnvBuildkitHost, "")
+	t.Setenv(nodes.EnvBuildkitHost, "")
 	return host, ctxDir, []string{"--windows", "ltsc2022", "--windows-base", "ltsc2022=" + winBase, "--build-arg", "LINUX_BASE=" + linuxBase}
 }
 

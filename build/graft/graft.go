@@ -1,4 +1,11 @@
-package build
+// Package graft builds a Windows variant without downloading its base:
+// the variant is solved FROM a placeholder made of the base's config and
+// the skeletons of its layers (Skeletons), and the stage's layers are then
+// grafted onto the real base (Graft). It also pre-mounts the base layers of
+// every variant into the tag's repository (Run.Premount) and reads what a
+// solve pushed from the daemon's content store (ReadExported). Package
+// build decides which variants are grafted and drives the solves.
+package graft
 
 import (
 	"bytes"
@@ -6,8 +13,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"maps"
-	"slices"
 	"strings"
 
 	"github.com/containerd/platforms"
@@ -21,25 +29,25 @@ import (
 
 	"github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/internal/rawmanifest"
-	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 )
 
-// graft is the zero-download build of one Windows variant. A Windows stage
+// Graft is the zero-download build of one Windows variant. A Windows stage
 // without RUN depends on its base only through the base's config, its
 // layer positions and its directory tree. So the variant is solved FROM a
 // placeholder instead of the base: an image with the base's config whose
 // layers are the skeletons of the base's layers (skeleton.go), pushed by
 // digest into the tag's repository and put in place of the base by the
-// same named-context pins that pin the base (pins.go). BuildKit pulls the
-// skeletons (kilobytes), applies them as a Windows image, runs the stage's
-// COPY, ADD and WORKDIR on the same directory tree, and writes the stage's
+// same named-context pins that pin the base (package build's pins.go; see
+// Pins). BuildKit pulls the skeletons (kilobytes), applies them as a
+// Windows image, runs the stage's COPY, ADD and WORKDIR on the same
+// directory tree, and writes the stage's
 // own layers in the Windows layout with its own Windows differ, as on the
 // real base. Then imgctl grafts those layers onto the real base: the
 // manifest lists the base's layers (mounted into the tag's repository
-// before the solve, see premount, or streamed across registries by the
+// before the solve, see Run.Premount, or streamed across registries by the
 // merge) and then the stage's; the config's diff_ids list the base's;
 // history, env, user, workdir and os.version are the solve's, which
 // BuildKit derived from the base's config. The builder never fetches a base
@@ -48,9 +56,8 @@ import (
 // The provenance BuildKit attached names the placeholder where it would
 // name the base: the graft rewrites the statement so that it names the
 // base as the plain path would, and its subject, the grafted image.
-type graft struct {
-	fb       lint.FinalBase
-	base     ResolvedBase
+type Graft struct {
+	base     Base
 	baseRepo name.Repository
 	// layers and diffIDs are the base image's, for the variant's platform.
 	layers  []v1.Descriptor
@@ -70,92 +77,66 @@ type graft struct {
 // ErrGraft is the error of a graft that went wrong after the solve.
 var ErrGraft = errors.New("grafting the Windows layers onto the base")
 
-// windowsBase is the final base of variant i's Windows platform that a
-// graft replaces, when there is one: a named image, resolved, on the
-// target platform.
-func (p *Plan) windowsBase(i int) (lint.FinalBase, ResolvedBase, bool) {
-	for _, fb := range p.Bases[i] {
-		if fb.Platform.OS != "windows" || fb.Name == "" || !onTarget(fb) {
-			continue
-		}
-		if rb, ok := p.resolved[resolvedKey(i, fb)]; ok {
-			return fb, rb, true
-		}
-	}
-	return lint.FinalBase{}, ResolvedBase{}, false
+// Base is a final base of a variant, as the builder resolved it and the
+// solve pins it.
+type Base struct {
+	// Ref is the base's reference as the Dockerfile names it, after ARG
+	// expansion (mcr.microsoft.com/windows/nanoserver:ltsc2022): the
+	// Dockerfile frontend's named contexts are keyed by it.
+	Ref string
+	// Name is the fully qualified reference, e.g.
+	// index.docker.io/library/alpine:3.
+	Name string
+	// Digest is what the base is pinned to: an index, or an image.
+	Digest v1.Hash
+	// Platform is the platform the Dockerfile frontend resolves the base
+	// for; for a Windows stage on the target platform, with the base's
+	// full os.version.
+	Platform v1.Platform
+	// Target is the variant's target platform the base is for.
+	Target v1.Platform
 }
 
-// plainReason says why variant i must take BuildKit's plain path, which
-// pulls the base; "" when the variant can be grafted. It reads only the
-// Dockerfile and the options.
-func (p *Plan) plainReason(i int, o *Options) string {
-	v := p.Variants[i]
-	switch {
-	case o.NeedsBaseFiles():
-		return "--sbom scans the base's files"
-	case p.syntaxImage != "" || v.BuildArgs["BUILDKIT_SYNTAX"] != "":
-		return "a frontend image (--syntax-image, BUILDKIT_SYNTAX) may not build FROM the pinned base"
-	case o.Provenance != nil && o.Provenance.Mode == ProvenanceMax:
-		return "provenance mode=max records the build definition, which would name the placeholder base"
-	case len(v.Platforms) != 1:
-		return "the variant has several platforms"
-	case i < len(p.native) && p.native[i]:
-		return "its builder runs Windows stages natively"
-	}
-	fb, _, ok := p.windowsBase(i)
-	if !ok {
-		return "the final Windows stage has no base image resolved on its platform"
-	}
-	reads, err := lint.BaseFileReads(p.Dockerfile, p.File, p.lintOpts[i], fb.Platform, fb.Name)
-	if err != nil {
-		return err.Error()
-	}
-	if len(reads) > 0 {
-		var rs []string
-		for _, r := range reads {
-			rs = append(rs, r.String())
-		}
-		return strings.Join(rs, "; ")
-	}
-	return ""
+// Run is what the grafts and pre-mounts of one build share.
+type Run struct {
+	// Registry reads what a daemon does not hold (a base's manifest or
+	// config, the layers skeletons are made of).
+	Registry *registry.Client
+	// Copier writes into the tag's repository: placeholders, pre-mounted
+	// base layers and base layers streamed across registries, each layer
+	// once per build.
+	Copier *registry.Copier
+	// Skeletons makes and caches the skeletons of base layers.
+	Skeletons *Skeletons
+	// Logger receives log lines; nil discards.
+	Logger *slog.Logger
+	// Note receives notes for the user; nil discards. It may be called
+	// from several goroutines at once.
+	Note func(msg string)
 }
 
-// graftOrPlain returns the graft of variant i, with its placeholder
-// pushed, or nil when the variant takes BuildKit's plain path: a Linux
-// variant, Options.WindowsPlain, or a reason the build notes (among them
-// a base imgctl cannot read, which the builder may reach through its
-// mirrors). An error pushing into the tag's repository fails the build.
-func (p *Plan) graftOrPlain(ctx context.Context, i int, c *client.Client, o *Options, cp *registry.Copier, sk *skeletons) (*graft, error) {
-	v := p.Variants[i]
-	if o.WindowsPlain || !slices.ContainsFunc(v.Platforms, func(pl v1.Platform) bool { return pl.OS == "windows" }) {
-		return nil, nil
+func (r *Run) logger() *slog.Logger {
+	if r.Logger == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	reason := p.plainReason(i, o)
-	var g *graft
-	if reason == "" {
-		var err error
-		if g, reason, err = p.prepareGraft(ctx, i, c, o, cp, sk); err != nil {
-			return nil, err
-		}
-	}
-	if reason != "" {
-		o.note(fmt.Sprintf("variant %s: BuildKit's plain path, which downloads the base: %s", v.Name, reason))
-		return nil, nil
-	}
-	o.logger().Info("grafting", "variant", v.Name, "base", g.base.Name, "placeholder", g.placeholder.DigestStr(),
-		"layers", len(g.layers), "skeleton-bytes-read", sk.bytesRead())
-	return g, nil
+	return r.Logger
 }
 
-// names reports whether err names the placeholder: the builder could not
-// pull it.
-func (g *graft) names(err error) bool {
+func (r *Run) note(msg string) {
+	if r.Note != nil {
+		r.Note(msg)
+	}
+}
+
+// NamesPlaceholder reports whether err names the placeholder: the builder
+// could not pull it.
+func (g *Graft) NamesPlaceholder(err error) bool {
 	return g.placeholder.DigestStr() != "" && strings.Contains(err.Error(), g.placeholder.DigestStr())
 }
 
 // mountedLayers are the layers of base that the pre-mount put into the
 // tag's repository.
-func mountedLayers(bls []baseLayers, base ResolvedBase) map[v1.Hash]bool {
+func mountedLayers(bls []BaseLayers, base Base) map[v1.Hash]bool {
 	for _, bl := range bls {
 		if bl.base.Digest == base.Digest && bl.base.Name == base.Name {
 			return bl.mounted
@@ -164,12 +145,15 @@ func mountedLayers(bls []baseLayers, base ResolvedBase) map[v1.Hash]bool {
 	return nil
 }
 
-// prepareGraft reads variant i's Windows base (manifest and config, through
-// the builder as the resolution did), makes the skeletons of its layers and
-// pushes the placeholder into the tag's repository. reason is set, and the
-// variant takes the plain path, when the base cannot be grafted onto.
-func (p *Plan) prepareGraft(ctx context.Context, i int, c *client.Client, o *Options, cp *registry.Copier, sk *skeletons) (g *graft, reason string, err error) {
-	g, err = p.readGraftBase(ctx, i, c, o, cp, sk)
+// Prepare reads the Windows base b of variant (manifest and config,
+// through the builder c, as the resolution did), makes the skeletons of its
+// layers and pushes the placeholder into the tag's repository. reason is
+// set, and the variant takes BuildKit's plain path, when the base cannot
+// be grafted onto (among them a base imgctl cannot read, which the builder
+// may reach through its mirrors). An error pushing into the tag's
+// repository is returned.
+func (r *Run) Prepare(ctx context.Context, variant string, c *client.Client, b Base) (g *Graft, reason string, err error) {
+	g, err = r.readBase(ctx, c, b)
 	if err != nil && ctx.Err() != nil {
 		return nil, "", ctx.Err() // the build is ending; no note
 	}
@@ -180,7 +164,12 @@ func (p *Plan) prepareGraft(ctx context.Context, i int, c *client.Client, o *Opt
 	if err != nil {
 		return nil, fmt.Sprintf("reading the base for its directory tree: %v", err), nil
 	}
-	return g, "", g.pushPlaceholder(ctx, cp)
+	if err := g.pushPlaceholder(ctx, r.Copier); err != nil {
+		return nil, "", err
+	}
+	r.logger().Info("grafting", "variant", variant, "base", g.base.Name, "placeholder", g.placeholder.DigestStr(),
+		"layers", len(g.layers), "skeleton-bytes-read", r.Skeletons.bytesRead())
+	return g, "", nil
 }
 
 // errUnusableBase is a base a graft cannot stand on, and why.
@@ -188,27 +177,26 @@ type errUnusableBase struct{ reason string }
 
 func (e errUnusableBase) Error() string { return e.reason }
 
-// readGraftBase reads variant i's Windows base and makes the skeletons of
-// its layers; a base in another registry is streamed into the tag's
-// repository on the way (skeletons.copyLayer), or, its skeletons cached,
-// copied there, so that the merge reads nothing of the base's registry.
-func (p *Plan) readGraftBase(ctx context.Context, i int, c *client.Client, o *Options, cp *registry.Copier, sk *skeletons) (*graft, error) {
-	rc := o.registry()
-	fb, rb, _ := p.windowsBase(i)
-	ref, err := rc.ParseReference(rb.Name)
+// readBase reads the Windows base b and makes the skeletons of its layers;
+// a base in another registry is streamed into the tag's repository on the
+// way (Skeletons.copyLayer), or, its skeletons cached, copied there, so
+// that the merge reads nothing of the base's registry.
+func (r *Run) readBase(ctx context.Context, c *client.Client, b Base) (*Graft, error) {
+	rc, cp, sk := r.Registry, r.Copier, r.Skeletons
+	ref, err := rc.ParseReference(b.Name)
 	if err != nil {
 		return nil, err
 	}
-	g := &graft{fb: fb, base: rb, baseRepo: ref.Context()}
-	raw, err := readBaseManifest(ctx, c, rc, g.baseRepo, rb.Digest)
+	g := &Graft{base: b, baseRepo: ref.Context()}
+	raw, err := readBaseManifest(ctx, c, rc, g.baseRepo, b.Digest)
 	if err != nil {
 		return nil, err
 	}
-	child := rb.Digest
-	if idx, err := isIndex(raw); err != nil {
+	child := b.Digest
+	if idx, err := IsIndex(raw); err != nil {
 		return nil, err
 	} else if idx {
-		if child, err = matchChild(raw, rb.plat); err != nil {
+		if child, err = matchChild(raw, b.Platform); err != nil {
 			return nil, err
 		}
 		if raw, err = readBaseManifest(ctx, c, rc, g.baseRepo, child); err != nil {
@@ -280,7 +268,7 @@ func (p *Plan) readGraftBase(ctx context.Context, i int, c *client.Client, o *Op
 // pushPlaceholder pushes the placeholder into the tag's repository: the
 // skeletons, the base's config with the skeletons' diff_ids, and a
 // manifest, by digest.
-func (g *graft) pushPlaceholder(ctx context.Context, cp *registry.Copier) error {
+func (g *Graft) pushPlaceholder(ctx context.Context, cp *registry.Copier) error {
 	phConfig, err := rawmanifest.WithDiffIDs(g.config, g.skelDiffIDs)
 	if err != nil {
 		return err
@@ -320,32 +308,35 @@ func (g *graft) pushPlaceholder(ctx context.Context, cp *registry.Copier) error 
 // readBaseBlob reads a base's blob (its config) from the builder's content
 // store, which holds what the resolution read, or from the registry.
 func readBaseBlob(ctx context.Context, c *client.Client, rc *registry.Client, repo name.Repository, h v1.Hash) ([]byte, error) {
-	if raw, err := readContent(ctx, c.ContentClient(), h, 0); err == nil {
+	if raw, err := ReadContent(ctx, c.ContentClient(), h, 0); err == nil {
 		return raw, nil
 	}
 	return rc.SmallBlob(ctx, repo.Digest(h.String()))
 }
 
-// pins puts the placeholder in place of the Windows base for the
-// platform the frontend resolves it for (the key pins.go writes with that
-// platform); the key without a platform, for other platforms, keeps its
-// pin, as the provenance then records the plain path's.
-func (g *graft) pins(attrs map[string]string) {
-	named, err := reference.ParseNormalizedNamed(g.fb.Name)
+// Pins puts, in the solve's frontend attributes attrs, the placeholder in
+// place of the Windows base for the platform the frontend resolves it for
+// (the key package build's pins write with that platform); the key without
+// a platform, for other platforms, keeps its pin, as the provenance then
+// records the plain path's.
+func (g *Graft) Pins(attrs map[string]string) {
+	named, err := reference.ParseNormalizedNamed(g.base.Ref)
 	if err != nil {
 		return
 	}
 	key := "context:" + strings.TrimSuffix(reference.FamiliarString(named), ":latest")
-	attrs[key+"::"+platforms.FormatAll(platforms.Normalize(platform.ToSpec(g.base.plat)))] = "docker-image://" + g.placeholder.String()
+	attrs[key+"::"+platforms.FormatAll(platforms.Normalize(platform.ToSpec(g.base.Platform)))] = "docker-image://" + g.placeholder.String()
 }
 
-// apply grafts the solve's Windows image onto the base and returns the
+// Apply grafts the solve's Windows image onto the base and returns the
 // children the merge publishes for it: the grafted image and its rewritten
 // attestations, with the blobs they need (the new config and statements in
-// memory, the base's layers from the base's repository, or from the tag's
-// when mounted is true for them). The image BuildKit pushed stays in the
-// tag's repository, untagged.
-func (g *graft) apply(ctx context.Context, src blobSource, ex *exported, repo name.Repository, mounted map[v1.Hash]bool) ([]index.Prepared, error) {
+// memory, the base's layers from the base's repository, or from the tag's,
+// repo, where the pre-mount, bls, or the graft put them). The image
+// BuildKit pushed stays in the tag's repository, untagged; ex then
+// describes the grafted image.
+func (g *Graft) Apply(ctx context.Context, src BlobSource, ex *Exported, repo name.Repository, bls []BaseLayers) ([]index.Prepared, error) {
+	mounted := mountedLayers(bls, g.base)
 	if len(ex.Images) != 1 {
 		return nil, fmt.Errorf("%w: the solve pushed %d images, want 1", ErrGraft, len(ex.Images))
 	}
@@ -359,7 +350,7 @@ func (g *graft) apply(ctx context.Context, src blobSource, ex *exported, repo na
 			return nil, fmt.Errorf("%w: layer %d of the solve's image is not the placeholder's", ErrGraft, j)
 		}
 	}
-	mraw, err := src.read(ctx, img.Descriptor, true)
+	mraw, err := src.Read(ctx, img.Descriptor, true)
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +358,7 @@ func (g *graft) apply(ctx context.Context, src blobSource, ex *exported, repo na
 	if err := json.Unmarshal(mraw, &m); err != nil {
 		return nil, err
 	}
-	craw, err := src.read(ctx, m.Config, false)
+	craw, err := src.Read(ctx, m.Config, false)
 	if err != nil {
 		return nil, err
 	}
@@ -426,7 +417,7 @@ func (g *graft) apply(ctx context.Context, src blobSource, ex *exported, repo na
 	if err != nil {
 		return nil, err
 	}
-	ex.Images[0] = exportedImage{Descriptor: desc, Config: cf, Layers: nm.Layers}
+	ex.Images[0] = ExportedImage{Descriptor: desc, Config: cf, Layers: nm.Layers}
 	ex.Top, ex.Raw = desc, newM
 	return out, nil
 }
@@ -434,8 +425,8 @@ func (g *graft) apply(ctx context.Context, src blobSource, ex *exported, repo na
 // attestation rewrites attestation manifest a of image old for image img:
 // each in-toto statement's subject and the placeholder named in its
 // predicate (see rewriteStatement), and the manifest's reference to the image.
-func (g *graft) attestation(ctx context.Context, src blobSource, a v1.Descriptor, old, img v1.Hash, imgSize int64, repo name.Repository) (index.Prepared, error) {
-	raw, err := src.read(ctx, a, true)
+func (g *Graft) attestation(ctx context.Context, src BlobSource, a v1.Descriptor, old, img v1.Hash, imgSize int64, repo name.Repository) (index.Prepared, error) {
+	raw, err := src.Read(ctx, a, true)
 	if err != nil {
 		return index.Prepared{}, err
 	}
@@ -445,7 +436,7 @@ func (g *graft) attestation(ctx context.Context, src blobSource, a v1.Descriptor
 	}
 	statements := make([][]byte, len(m.Layers))
 	for j, l := range m.Layers {
-		st, err := src.read(ctx, l, false)
+		st, err := src.Read(ctx, l, false)
 		if err != nil {
 			return index.Prepared{}, err
 		}
@@ -455,7 +446,7 @@ func (g *graft) attestation(ctx context.Context, src blobSource, a v1.Descriptor
 	}
 	var craw []byte
 	if m.Config.MediaType != types.MediaType(ocispecs.MediaTypeEmptyJSON) {
-		if craw, err = src.read(ctx, m.Config, false); err != nil {
+		if craw, err = src.Read(ctx, m.Config, false); err != nil {
 			return index.Prepared{}, err
 		}
 	}
@@ -489,14 +480,14 @@ func (g *graft) attestation(ctx context.Context, src blobSource, a v1.Descriptor
 // plain path writes it. The dependency keeps the placeholder's place in
 // the list (BuildKit sorts images by reference; the list's order carries no
 // meaning in SLSA's resolvedDependencies).
-func (g *graft) rewriteStatement(st []byte, old, img v1.Hash) ([]byte, error) {
-	named, err := reference.ParseNormalizedNamed(g.fb.Name)
+func (g *Graft) rewriteStatement(st []byte, old, img v1.Hash) ([]byte, error) {
+	named, err := reference.ParseNormalizedNamed(g.base.Ref)
 	if err != nil {
 		return nil, err
 	}
 	baseRef := reference.TrimNamed(named).String() + "@" + g.base.Digest.String()
 	phHex := strings.TrimPrefix(g.placeholder.DigestStr(), "sha256:")
-	plat := platforms.Normalize(platform.ToSpec(g.base.plat))
+	plat := platforms.Normalize(platform.ToSpec(g.base.Platform))
 	// The plain path's pin names base.Digest (an index, or the child
 	// imgctl chose), and BuildKit records the digest the pin names.
 	oldPURL, err1 := purl.RefToPURL("docker", g.placeholder.String(), &plat)

@@ -1,4 +1,4 @@
-package build
+package graft
 
 import (
 	"context"
@@ -70,9 +70,9 @@ func TestReadExported(t *testing.T) {
 		{"manifest corrupted", map[string][]byte{top.Digest.String(): append([]byte(" "), raw[1:]...), m.Config.Digest.String(): cfg}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dc := &daemonContent{content: &memContent{blobs: c.blobs}, repo: ref.Context(), rc: registry.New()}
+			dc := NewDaemonContent(&memContent{blobs: c.blobs}, ref.Context(), registry.New())
 			reg.ResetStats()
-			ex, err := readExported(ctx, dc, top, true)
+			ex, err := ReadExported(ctx, dc, top, true)
 			if err != nil {
 				t.Fatal(err)
 			}

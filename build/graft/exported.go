@@ -1,4 +1,4 @@
-package build
+package graft
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
-	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 	"golang.org/x/sync/errgroup"
 
@@ -22,39 +21,48 @@ import (
 	"github.com/imgctl/imgctl/snapshot"
 )
 
-// exported is what one solve pushed: its top descriptor (an index or a
+// Exported is what one solve pushed: its top descriptor (an index or a
 // manifest), the raw bytes of that top manifest, and its images.
-type exported struct {
-	Top    v1.Descriptor
-	Raw    []byte
-	Images []exportedImage
+type Exported struct {
+	// Top is the descriptor of what the solve pushed.
+	Top v1.Descriptor
+	// Raw is the top manifest's bytes.
+	Raw []byte
+	// Images are the pushed images (none when ReadExported was not asked
+	// for them).
+	Images []ExportedImage
 	// Attestations are the attestation manifests of an index, as listed.
 	Attestations []v1.Descriptor
-	// prepared, when set, are the children to publish in place of Images
-	// and Attestations: a grafted Windows image and its attestations.
-	prepared []index.Prepared
+	// Prepared, when set, are the children to publish in place of Images
+	// and Attestations: a grafted Windows image and its attestations (see
+	// Graft.Apply).
+	Prepared []index.Prepared
 }
 
-// exportedImage is one pushed image with the platform its config states.
-type exportedImage struct {
+// ExportedImage is one pushed image with the platform its config states.
+type ExportedImage struct {
+	// Descriptor is the image's, its platform from its config.
 	Descriptor v1.Descriptor
-	Config     *v1.ConfigFile
+	// Config is the image's config.
+	Config *v1.ConfigFile
 	// Layers are the manifest's layers, as pushed.
 	Layers []v1.Descriptor
 }
 
-// blobSource reads a manifest or blob of a solve's result by descriptor.
-type blobSource interface {
-	read(ctx context.Context, d v1.Descriptor, manifest bool) ([]byte, error)
+// BlobSource reads a manifest or blob of a solve's result by descriptor.
+type BlobSource interface {
+	// Read reads d whole; manifest says that d is a manifest rather than
+	// a blob.
+	Read(ctx context.Context, d v1.Descriptor, manifest bool) ([]byte, error)
 }
 
-// daemonContent reads what a solve exported from the daemon's content
+// DaemonContent reads what a solve exported from the daemon's content
 // store over the same gRPC connection (BuildKit's content API, which keeps
 // an exported image for its build-history record), and falls back to the
 // registry the solve pushed to. Reading back from the daemon costs no
 // registry request: the merge then only PUTs the index. Each read is one
 // Read call: containerd's content proxy would ask for Info first.
-type daemonContent struct {
+type DaemonContent struct {
 	content contentapi.ContentClient
 	repo    name.Repository
 	rc      *registry.Client
@@ -64,11 +72,14 @@ type daemonContent struct {
 // registry bounds one read from a registry.
 const maxExportedBlob = registry.MaxManifestSize
 
-func newDaemonContent(c *client.Client, repo name.Repository, rc *registry.Client) *daemonContent {
-	return &daemonContent{content: c.ContentClient(), repo: repo, rc: rc}
+// NewDaemonContent reads what a solve pushed into repo from the daemon's
+// content API (client.Client.ContentClient), else through rc.
+func NewDaemonContent(content contentapi.ContentClient, repo name.Repository, rc *registry.Client) *DaemonContent {
+	return &DaemonContent{content: content, repo: repo, rc: rc}
 }
 
-func (dc *daemonContent) read(ctx context.Context, d v1.Descriptor, manifest bool) ([]byte, error) {
+// Read reads d from the daemon, else from the registry.
+func (dc *DaemonContent) Read(ctx context.Context, d v1.Descriptor, manifest bool) ([]byte, error) {
 	if dt, err := dc.readDaemon(ctx, d); err == nil {
 		return dt, nil
 	}
@@ -84,17 +95,17 @@ func (dc *daemonContent) read(ctx context.Context, d v1.Descriptor, manifest boo
 }
 
 // readDaemon reads d whole from the daemon and checks its digest.
-func (dc *daemonContent) readDaemon(ctx context.Context, d v1.Descriptor) ([]byte, error) {
+func (dc *DaemonContent) readDaemon(ctx context.Context, d v1.Descriptor) ([]byte, error) {
 	if d.Size <= 0 || d.Size > maxExportedBlob {
 		return nil, fmt.Errorf("blob %s: size %d", d.Digest, d.Size)
 	}
-	return readContent(ctx, dc.content, d.Digest, d.Size)
+	return ReadContent(ctx, dc.content, d.Digest, d.Size)
 }
 
-// readContent reads blob dgst whole from a daemon's content store in one
+// ReadContent reads blob dgst whole from a daemon's content store in one
 // Read call and checks its digest, and its size when size > 0; without a
 // size it reads at most maxExportedBlob bytes.
-func readContent(ctx context.Context, content contentapi.ContentClient, dgst v1.Hash, size int64) ([]byte, error) {
+func ReadContent(ctx context.Context, content contentapi.ContentClient, dgst v1.Hash, size int64) ([]byte, error) {
 	limit := size
 	if limit <= 0 {
 		limit = maxExportedBlob
@@ -125,9 +136,9 @@ func readContent(ctx context.Context, content contentapi.ContentClient, dgst v1.
 	return buf, nil
 }
 
-// topDescriptor is the descriptor of what a solve pushed, from its
+// TopDescriptor is the descriptor of what a solve pushed, from its
 // exporter response.
-func topDescriptor(resp map[string]string) (v1.Descriptor, error) {
+func TopDescriptor(resp map[string]string) (v1.Descriptor, error) {
 	var d v1.Descriptor
 	if s := resp[exptypes.ExporterImageDescriptorKey]; s != "" {
 		dt, err := base64.StdEncoding.DecodeString(s)
@@ -141,15 +152,15 @@ func topDescriptor(resp map[string]string) (v1.Descriptor, error) {
 	return v1.Descriptor{}, fmt.Errorf("no image descriptor in the exporter response (digest %q)", resp[exptypes.ExporterImageDigestKey])
 }
 
-// readExported reads the result of one solve: the top manifest and, with
+// ReadExported reads the result of one solve: the top manifest and, with
 // images, each image's manifest and config, concurrently (attestation
 // manifests are listed, not read).
-func readExported(ctx context.Context, src blobSource, top v1.Descriptor, images bool) (*exported, error) {
-	raw, err := src.read(ctx, top, true)
+func ReadExported(ctx context.Context, src BlobSource, top v1.Descriptor, images bool) (*Exported, error) {
+	raw, err := src.Read(ctx, top, true)
 	if err != nil {
 		return nil, fmt.Errorf("reading pushed %s: %w", top.Digest, err)
 	}
-	ex := &exported{Top: top, Raw: raw}
+	ex := &Exported{Top: top, Raw: raw}
 	var descs []v1.Descriptor
 	switch {
 	case top.MediaType.IsIndex():
@@ -172,7 +183,7 @@ func readExported(ctx context.Context, src blobSource, top v1.Descriptor, images
 	if !images {
 		return ex, nil
 	}
-	ex.Images = make([]exportedImage, len(descs))
+	ex.Images = make([]ExportedImage, len(descs))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, d := range descs {
 		g.Go(func() error {
@@ -184,25 +195,25 @@ func readExported(ctx context.Context, src blobSource, top v1.Descriptor, images
 	return ex, g.Wait()
 }
 
-func readExportedImage(ctx context.Context, src blobSource, d v1.Descriptor, topRaw []byte, top v1.Descriptor) (exportedImage, error) {
+func readExportedImage(ctx context.Context, src BlobSource, d v1.Descriptor, topRaw []byte, top v1.Descriptor) (ExportedImage, error) {
 	mraw := topRaw
 	if d.Digest != top.Digest {
 		var err error
-		if mraw, err = src.read(ctx, d, true); err != nil {
-			return exportedImage{}, fmt.Errorf("reading pushed manifest %s: %w", d.Digest, err)
+		if mraw, err = src.Read(ctx, d, true); err != nil {
+			return ExportedImage{}, fmt.Errorf("reading pushed manifest %s: %w", d.Digest, err)
 		}
 	}
 	m, err := v1.ParseManifest(bytes.NewReader(mraw))
 	if err != nil {
-		return exportedImage{}, fmt.Errorf("reading pushed manifest %s: %w", d.Digest, err)
+		return ExportedImage{}, fmt.Errorf("reading pushed manifest %s: %w", d.Digest, err)
 	}
-	craw, err := src.read(ctx, m.Config, false)
+	craw, err := src.Read(ctx, m.Config, false)
 	if err != nil {
-		return exportedImage{}, fmt.Errorf("reading config of %s: %w", d.Digest, err)
+		return ExportedImage{}, fmt.Errorf("reading config of %s: %w", d.Digest, err)
 	}
 	cf, err := v1.ParseConfigFile(bytes.NewReader(craw))
 	if err != nil {
-		return exportedImage{}, fmt.Errorf("reading config of %s: %w", d.Digest, err)
+		return ExportedImage{}, fmt.Errorf("reading config of %s: %w", d.Digest, err)
 	}
 	desc := v1.Descriptor{MediaType: d.MediaType, Digest: d.Digest, Size: d.Size, Annotations: d.Annotations}
 	if desc.MediaType == "" {
@@ -212,5 +223,5 @@ func readExportedImage(ctx context.Context, src blobSource, d v1.Descriptor, top
 	if d.Platform != nil && desc.Platform != nil && desc.Platform.Variant == "" {
 		desc.Platform.Variant = d.Platform.Variant
 	}
-	return exportedImage{Descriptor: desc, Config: cf, Layers: m.Layers}, nil
+	return ExportedImage{Descriptor: desc, Config: cf, Layers: m.Layers}, nil
 }

@@ -1,4 +1,4 @@
-package build
+package nodes
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/platform"
 )
 
@@ -35,7 +36,7 @@ type Assignment struct {
 // becomes linux-amd64 and linux-arm64), while platforms that share a
 // daemon stay in one solve. Platforms with neither a node nor a fallback
 // make an error wrapping ErrUnmappedPlatforms that lists them all.
-func AssignNodes(vs []Variant, nodes []Node, fallback Builder) ([]Variant, []Assignment, error) {
+func AssignNodes(vs []variant.Variant, nodes []Node, fallback Builder) ([]variant.Variant, []Assignment, error) {
 	if len(nodes) == 0 {
 		as := make([]Assignment, len(vs))
 		for i := range as {
@@ -47,7 +48,7 @@ func AssignNodes(vs []Variant, nodes []Node, fallback Builder) ([]Variant, []Ass
 		return nil, nil, err
 	}
 	labels := nodeLabels(nodes)
-	var out []Variant
+	var out []variant.Variant
 	var as []Assignment
 	var unmapped []string
 	for _, v := range vs {
@@ -126,22 +127,4 @@ func platformsSuffix(ps []v1.Platform) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, "-")
-}
-
-// distinctBuilders returns the distinct daemons of the assignments, by
-// address in first-use order, and the index into it of every assignment.
-func distinctBuilders(as []Assignment) ([]Builder, []int) {
-	var bs []Builder
-	idx := make([]int, len(as))
-	for i, a := range as {
-		j := 0
-		for j < len(bs) && bs[j].Addr != a.Builder.Addr {
-			j++
-		}
-		if j == len(bs) {
-			bs = append(bs, a.Builder)
-		}
-		idx[i] = j
-	}
-	return bs, idx
 }

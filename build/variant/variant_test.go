@@ -1,14 +1,26 @@
-package build
+package variant
 
 import (
 	"errors"
 	"maps"
+	"strings"
 	"testing"
 
+	"github.com/containerd/platforms"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/platform"
 )
+
+// formatPlatforms writes platforms as BuildKit's platform attribute reads
+// them (package build's own), windows(10.0.20348)/amd64 with an os.version.
+func formatPlatforms(ps []v1.Platform) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = platforms.FormatAll(platforms.Normalize(platform.ToSpec(p)))
+	}
+	return strings.Join(s, ",")
+}
 
 // plan is what a test expects of one variant.
 type plan struct {

@@ -8,6 +8,8 @@ import (
 	"github.com/moby/buildkit/client"
 	digest "github.com/opencontainers/go-digest"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/imgctl/imgctl/build/nodes"
 )
 
 // connections are a build's open clients: one per distinct daemon, shared
@@ -35,7 +37,7 @@ func (p *Plan) connect(ctx context.Context) (*connections, error) {
 	var g errgroup.Group // each Connect is bounded by its ping timeout
 	for j, b := range bs {
 		g.Go(func() error {
-			c, err := Connect(ctx, b)
+			c, err := nodes.Connect(ctx, b)
 			if err != nil {
 				return err
 			}
@@ -44,7 +46,7 @@ func (p *Plan) connect(ctx context.Context) (*connections, error) {
 				return nil
 			}
 			if listed[j], err = c.ListWorkers(ctx); err != nil {
-				return fmt.Errorf("%w at %s: listing workers: %w", ErrNoBuilder, b, err)
+				return fmt.Errorf("%w at %s: listing workers: %w", nodes.ErrNoBuilder, b, err)
 			}
 			return nil
 		})
@@ -65,6 +67,24 @@ func (p *Plan) connect(ctx context.Context) (*connections, error) {
 		cs.workers = append(cs.workers, listed[idx[i]])
 	}
 	return cs, nil
+}
+
+// distinctBuilders returns the distinct daemons of the assignments, by
+// address in first-use order, and the index into it of every assignment.
+func distinctBuilders(as []nodes.Assignment) ([]nodes.Builder, []int) {
+	var bs []nodes.Builder
+	idx := make([]int, len(as))
+	for i, a := range as {
+		j := 0
+		for j < len(bs) && bs[j].Addr != a.Builder.Addr {
+			j++
+		}
+		if j == len(bs) {
+			bs = append(bs, a.Builder)
+		}
+		idx[i] = j
+	}
+	return bs, idx
 }
 
 // close closes every open client.

@@ -1,4 +1,11 @@
-package build
+// Package nodes addresses BuildKit daemons and schedules a build on them:
+// the builder address and its TLS settings (Builder, ResolveBuilder,
+// Connect), the nodes of a scale-out build (--node PLATFORM=ADDR, a
+// builders file, a docker buildx builder instance) and the precedence
+// between them (Select), and the assignment of each variant to its daemon
+// (AssignNodes). It plans with package build/variant and never solves:
+// package build drives the daemons it picks.
+package nodes
 
 import (
 	"errors"
@@ -8,6 +15,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/platform"
 )
 
@@ -47,8 +55,8 @@ func (n Node) String() string { return FormatNodePlatform(n.Platform) + "=" + n.
 // release name (ltsc2022), or os/arch[/variant][:os.version].
 func ParseNodePlatform(s string) (v1.Platform, error) {
 	in := strings.ToLower(strings.TrimSpace(s))
-	if r, ok := releaseByName(in); ok {
-		return WindowsPlatform(r), nil
+	if r, ok := variant.ReleaseByName(in); ok {
+		return variant.WindowsPlatform(r), nil
 	}
 	if osOnlyRe.MatchString(in) {
 		return v1.Platform{OS: in}, nil

@@ -1,4 +1,4 @@
-package build
+package graft
 
 import (
 	"strings"
@@ -75,11 +75,11 @@ func TestIsIndex(t *testing.T) {
 		`{"schemaVersion":2,"layers":[]}`:                                           false,
 		`{"mediaType":"application/vnd.docker.distribution.manifest.list.v2+json"}`: true,
 	} {
-		if got, err := isIndex([]byte(raw)); err != nil || got != want {
+		if got, err := IsIndex([]byte(raw)); err != nil || got != want {
 			t.Errorf("%s: %t, %v; want %t", raw, got, err, want)
 		}
 	}
-	if _, err := isIndex([]byte("{")); err == nil {
+	if _, err := IsIndex([]byte("{")); err == nil {
 		t.Error("no error for broken JSON")
 	}
 }
@@ -100,15 +100,15 @@ func TestCheckBaseLayers(t *testing.T) {
 		return v1.Descriptor{MediaType: types.OCILayer, Digest: h(s), Size: int64(len(s))}
 	}
 	win := v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: regtest.OSVersionLTSC2025}
-	base := baseLayers{base: ResolvedBase{Name: "reg.example/nanoserver:ltsc2025", Digest: h("base")}, plat: win,
+	base := BaseLayers{base: Base{Name: "reg.example/nanoserver:ltsc2025", Digest: h("base"), Target: win},
 		layers: []v1.Descriptor{layer("base layer")}}
-	image := func(p v1.Platform, layers ...v1.Descriptor) exportedImage {
-		return exportedImage{Descriptor: v1.Descriptor{Digest: h(p.OS + layers[0].Digest.String()), Platform: &p}, Layers: layers}
+	image := func(p v1.Platform, layers ...v1.Descriptor) ExportedImage {
+		return ExportedImage{Descriptor: v1.Descriptor{Digest: h(p.OS + layers[0].Digest.String()), Platform: &p}, Layers: layers}
 	}
 	linux := v1.Platform{OS: "linux", Architecture: "amd64"}
 	for _, c := range []struct {
 		name  string
-		image exportedImage
+		image ExportedImage
 		note  bool
 	}{
 		{"unchanged", image(win, layer("base layer"), layer("app")), false},
@@ -117,8 +117,8 @@ func TestCheckBaseLayers(t *testing.T) {
 		{"other OS", image(linux, layer("linux")), false},
 	} {
 		var notes []string
-		o := &Options{Note: func(n string) { notes = append(notes, n) }}
-		checkBaseLayers(o, Variant{Name: "ltsc2025"}, &exported{Images: []exportedImage{c.image}}, []baseLayers{base})
+		r := &Run{Note: func(n string) { notes = append(notes, n) }}
+		r.CheckBaseLayers("ltsc2025", &Exported{Images: []ExportedImage{c.image}}, []BaseLayers{base})
 		if got := len(notes) > 0; got != c.note {
 			t.Errorf("%s: notes %q, want a note: %t", c.name, notes, c.note)
 		}

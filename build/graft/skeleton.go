@@ -1,4 +1,4 @@
-package build
+package graft
 
 import (
 	"archive/tar"
@@ -22,10 +22,10 @@ import (
 	"github.com/imgctl/imgctl/registry"
 )
 
-// skeletons makes and caches the skeleton of Windows base layers: the
+// Skeletons makes and caches the skeleton of Windows base layers: the
 // layer's tar with every entry kept, header and all (names, types, modes,
 // owners, times, PAX records, links), and every file's content left out.
-// A solve on a placeholder base made of skeletons (see graft.go) sees the
+// A solve on a placeholder base made of skeletons (see Graft) sees the
 // directory tree BuildKit would unpack from the real base, so its COPY,
 // ADD and WORKDIR produce the layers a solve on the real base produces:
 // BuildKit's Windows differ writes parent directories from what is on
@@ -38,7 +38,7 @@ import (
 // layers are read once per machine. gzip without a name or time keeps a
 // skeleton's digest the same from machine to machine, so a builder's cache
 // of the placeholder holds across hosts.
-type skeletons struct {
+type Skeletons struct {
 	dir string // cache directory; "" caches nothing
 
 	mu    sync.Mutex
@@ -57,12 +57,14 @@ func SkeletonCacheDir() string {
 	return filepath.Join(d, "imgctl", "windows-skeletons-v1")
 }
 
-func newSkeletons(dir string) *skeletons {
-	return &skeletons{dir: dir, inUse: map[v1.Hash]*sync.Mutex{}}
+// NewSkeletons makes and caches skeletons in dir (SkeletonCacheDir); ""
+// caches nothing.
+func NewSkeletons(dir string) *Skeletons {
+	return &Skeletons{dir: dir, inUse: map[v1.Hash]*sync.Mutex{}}
 }
 
 // bytesRead is how many base layer bytes were read to make skeletons.
-func (s *skeletons) bytesRead() int64 {
+func (s *Skeletons) bytesRead() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.read
@@ -70,7 +72,7 @@ func (s *skeletons) bytesRead() int64 {
 
 // lock serialises the work on base layer h: two variants on one base
 // make its skeleton once.
-func (s *skeletons) lock(h v1.Hash) func() {
+func (s *Skeletons) lock(h v1.Hash) func() {
 	s.mu.Lock()
 	m, ok := s.inUse[h]
 	if !ok {
@@ -84,7 +86,7 @@ func (s *skeletons) lock(h v1.Hash) func() {
 
 // cached is the skeleton of base layer h from the cache, read into memory
 // once: another process may replace the file meanwhile.
-func (s *skeletons) cached(h v1.Hash) (v1.Layer, bool) {
+func (s *Skeletons) cached(h v1.Hash) (v1.Layer, bool) {
 	if s.dir == "" {
 		return nil, false
 	}
@@ -104,7 +106,7 @@ func (s *skeletons) cached(h v1.Hash) (v1.Layer, bool) {
 
 // layer returns the skeleton of base layer d of repository repo: from the
 // cache, or made by reading the layer and then cached.
-func (s *skeletons) layer(ctx context.Context, rc *registry.Client, repo name.Repository, d v1.Descriptor) (v1.Layer, error) {
+func (s *Skeletons) layer(ctx context.Context, rc *registry.Client, repo name.Repository, d v1.Descriptor) (v1.Layer, error) {
 	defer s.lock(d.Digest)()
 	if l, ok := s.cached(d.Digest); ok {
 		return l, nil
@@ -114,7 +116,7 @@ func (s *skeletons) layer(ctx context.Context, rc *registry.Client, repo name.Re
 
 // make reads base layer d and stores its skeleton; the caller holds the
 // layer's lock.
-func (s *skeletons) make(ctx context.Context, rc *registry.Client, repo name.Repository, d v1.Descriptor) (v1.Layer, error) {
+func (s *Skeletons) make(ctx context.Context, rc *registry.Client, repo name.Repository, d v1.Descriptor) (v1.Layer, error) {
 	base, err := rc.Layer(ctx, repo.Digest(d.Digest.String()))
 	if err != nil {
 		return nil, err
@@ -135,7 +137,7 @@ func (s *skeletons) make(ctx context.Context, rc *registry.Client, repo name.Rep
 // is now in cp's repository; when the skeleton is cached it is not, and the
 // caller copies it. When the upload read nothing (the target held the
 // layer) or was retried, the skeleton is made from a read of its own.
-func (s *skeletons) copyLayer(ctx context.Context, rc *registry.Client, cp *registry.Copier, repo name.Repository, d v1.Descriptor) (sk v1.Layer, copied bool, err error) {
+func (s *Skeletons) copyLayer(ctx context.Context, rc *registry.Client, cp *registry.Copier, repo name.Repository, d v1.Descriptor) (sk v1.Layer, copied bool, err error) {
 	defer s.lock(d.Digest)()
 	if l, ok := s.cached(d.Digest); ok {
 		return l, false, nil
@@ -216,7 +218,7 @@ func (t *teeReadCloser) Close() error { return t.rc.Close() }
 
 // store caches skeleton b of base layer h (best effort: a cache that
 // cannot be written costs the next build a read) and returns it as a layer.
-func (s *skeletons) store(h v1.Hash, b []byte) (v1.Layer, error) {
+func (s *Skeletons) store(h v1.Hash, b []byte) (v1.Layer, error) {
 	if s.dir != "" && os.MkdirAll(s.dir, 0o755) == nil {
 		if f, err := os.CreateTemp(s.dir, ".skeleton-*"); err == nil {
 			_, werr := f.Write(b)
@@ -235,7 +237,7 @@ func bytesLayer(b []byte) (v1.Layer, error) {
 }
 
 // path is where the skeleton of base layer h is cached.
-func (s *skeletons) path(h v1.Hash) string {
+func (s *Skeletons) path(h v1.Hash) string {
 	return filepath.Join(s.dir, h.Algorithm+"-"+h.Hex+".tar.gz")
 }
 

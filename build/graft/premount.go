@@ -1,4 +1,4 @@
-package build
+package graft
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/moby/buildkit/client"
 	"golang.org/x/sync/errgroup"
 
@@ -71,36 +72,32 @@ import (
 // holds (pusher.go:125-163, the HEAD before the POST), so imgctl mounts the base
 // layers into the target repository before the solve, one POST each.
 
-// baseLayers are the layers of one resolved final base, for the target
-// platform plat of a variant.
-type baseLayers struct {
-	base   ResolvedBase
-	plat   v1.Platform
+// BaseLayers are the layers of one resolved final base of a variant, as
+// Run.Premount read them.
+type BaseLayers struct {
+	base   Base
 	layers []v1.Descriptor
 	// mounted are the layers the pre-mount put into the tag's repository.
 	mounted map[v1.Hash]bool
 }
 
-// premount mounts, before variant i is solved, every distributable layer
+// Premount mounts, before a variant is solved, every distributable layer
 // of its resolved final bases that sit in another repository of the tag's
-// registry into the tag's repository (cp's), so that BuildKit's push finds
-// them there and uploads none of them again (see the comment above). It
-// reads each base's manifest from the daemon c, which holds it since it
-// resolved the base, or else from the registry. A base it cannot read, and
-// a mount the registry refuses (cp cancels the upload it opened), are
-// logged at debug and left to BuildKit. The mounts run at most
-// Copier-Jobs at a time, each digest once per build. It returns what it
-// read, for checkBaseLayers.
-func (p *Plan) premount(ctx context.Context, i int, c *client.Client, cp *registry.Copier, o *Options) []baseLayers {
-	log, rc := o.logger(), o.registry()
-	var out []baseLayers
+// registry into the tag's repository (the Copier's), so that BuildKit's
+// push finds them there and uploads none of them again (see the comment
+// above). It reads each base's manifest from the daemon c, which holds it
+// since it resolved the base, or else from the registry. A base it cannot
+// read, and a mount the registry refuses (the Copier cancels the upload it
+// opened), are logged at debug and left to BuildKit. The mounts run at
+// most Copier-Jobs at a time, each digest once per build. bases are the
+// variant's resolved final bases. It returns what it read, for
+// CheckBaseLayers and Graft.Apply.
+func (r *Run) Premount(ctx context.Context, c *client.Client, bases []Base) []BaseLayers {
+	log, rc, cp := r.logger(), r.Registry, r.Copier
+	var out []BaseLayers
 	var g errgroup.Group
 	var mu sync.Mutex
-	for _, fb := range p.Bases[i] {
-		rb, ok := p.resolved[resolvedKey(i, fb)]
-		if !ok || fb.Name == "" {
-			continue
-		}
+	for _, rb := range bases {
 		ref, err := rc.ParseReference(rb.Name)
 		if err != nil || !registry.Mountable(ref.Context(), cp.Repository()) {
 			continue
@@ -110,7 +107,7 @@ func (p *Plan) premount(ctx context.Context, i int, c *client.Client, cp *regist
 			log.Debug("not pre-mounting base", "base", rb.Name, "digest", rb.Digest.String(), "error", err)
 			continue
 		}
-		bl := baseLayers{base: rb, plat: fb.Platform, layers: layers, mounted: map[v1.Hash]bool{}}
+		bl := BaseLayers{base: rb, layers: layers, mounted: map[v1.Hash]bool{}}
 		out = append(out, bl)
 		log.Info("pre-mounting", "base", rb.Name, "layers", len(layers), "into", cp.Repository().Name())
 		for _, l := range layers {
@@ -135,18 +132,18 @@ func (p *Plan) premount(ctx context.Context, i int, c *client.Client, cp *regist
 
 // readBaseLayers reads the layers of rb as the solve takes it: rb.Digest,
 // or, when that is an index, the child that BuildKit's platform match
-// takes for rb.plat.
-func readBaseLayers(ctx context.Context, c *client.Client, rc *registry.Client, repo name.Repository, rb ResolvedBase) ([]v1.Descriptor, error) {
+// takes for rb.Platform.
+func readBaseLayers(ctx context.Context, c *client.Client, rc *registry.Client, repo name.Repository, rb Base) ([]v1.Descriptor, error) {
 	raw, err := readBaseManifest(ctx, c, rc, repo, rb.Digest)
 	if err != nil {
 		return nil, err
 	}
-	idx, err := isIndex(raw)
+	idx, err := IsIndex(raw)
 	if err != nil {
 		return nil, err
 	}
 	if idx {
-		child, err := matchChild(raw, rb.plat)
+		child, err := matchChild(raw, rb.Platform)
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +161,7 @@ func readBaseLayers(ctx context.Context, c *client.Client, rc *registry.Client, 
 // readBaseManifest reads manifest h of repo from the daemon's content
 // store (where resolving the base put it), else from the registry.
 func readBaseManifest(ctx context.Context, c *client.Client, rc *registry.Client, repo name.Repository, h v1.Hash) ([]byte, error) {
-	if raw, err := readContent(ctx, c.ContentClient(), h, 0); err == nil {
+	if raw, err := ReadContent(ctx, c.ContentClient(), h, 0); err == nil {
 		return raw, nil
 	}
 	desc, err := rc.Get(ctx, repo.Digest(h.String()))
@@ -172,6 +169,19 @@ func readBaseManifest(ctx context.Context, c *client.Client, rc *registry.Client
 		return nil, fmt.Errorf("reading base manifest %s@%s: %w", repo, h, err)
 	}
 	return desc.Manifest, nil
+}
+
+// IsIndex reports whether raw, a base's manifest, is an index: by its
+// media type, or, when it states none, by a manifests list.
+func IsIndex(raw []byte) (bool, error) {
+	var head struct {
+		MediaType types.MediaType `json:"mediaType"`
+		Manifests json.RawMessage `json:"manifests"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return false, fmt.Errorf("reading base manifest: %w", err)
+	}
+	return head.MediaType.IsIndex() || (head.MediaType == "" && head.Manifests != nil), nil
 }
 
 // matchChild picks, in a base index, the child the solve takes for plat:
@@ -189,22 +199,23 @@ func matchChild(raw []byte, plat v1.Platform) (v1.Hash, error) {
 	return d.Digest, nil
 }
 
-// checkBaseLayers says, in a note, when an image of ex does not list the
-// layers of its base (of the same OS and architecture) unchanged at the
-// bottom of its own: BuildKit then pushed the base's content under other
-// digests (recompressed), and the pre-mount saved nothing. Images not
-// read back (a solve BuildKit tags itself) are not checked.
-func checkBaseLayers(o *Options, v Variant, ex *exported, bls []baseLayers) {
+// CheckBaseLayers says, in a note, when an image of ex, what variant's
+// solve pushed, does not list the layers of its base (of the same OS and
+// architecture) unchanged at the bottom of its own: BuildKit then pushed
+// the base's content under other digests (recompressed), and the pre-mount
+// saved nothing. Images not read back (a solve BuildKit tags itself) are
+// not checked.
+func (r *Run) CheckBaseLayers(variant string, ex *Exported, bls []BaseLayers) {
 	for _, bl := range bls {
 		for _, img := range ex.Images {
-			if img.Descriptor.Platform == nil || !platform.SameOSArch(bl.plat, *img.Descriptor.Platform) {
+			if img.Descriptor.Platform == nil || !platform.SameOSArch(bl.base.Target, *img.Descriptor.Platform) {
 				continue
 			}
 			if j := firstDifferentLayer(bl.layers, img.Layers); j >= 0 {
 				msg := fmt.Sprintf("variant %s: the %s image %s does not list the layers of its base %s@%s unchanged (layer %d differs): BuildKit pushed the base's content again under other digests, and the pre-mount of the base's layers saved no upload",
-					v.Name, platform.Format(*img.Descriptor.Platform), img.Descriptor.Digest, bl.base.Name, bl.base.Digest, j)
-				o.logger().Warn("base layers changed", slog.String("variant", v.Name), slog.String("image", img.Descriptor.Digest.String()), slog.Int("layer", j))
-				o.note(msg)
+					variant, platform.Format(*img.Descriptor.Platform), img.Descriptor.Digest, bl.base.Name, bl.base.Digest, j)
+				r.logger().Warn("base layers changed", slog.String("variant", variant), slog.String("image", img.Descriptor.Digest.String()), slog.Int("layer", j))
+				r.note(msg)
 			}
 		}
 	}

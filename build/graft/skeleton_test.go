@@ -1,4 +1,4 @@
-package build
+package graft
 
 import (
 	"archive/tar"
@@ -142,7 +142,7 @@ func TestSkeletonCache(t *testing.T) {
 	rc := registry.New()
 	var digests []v1.Hash
 	for run := range 2 {
-		sk := newSkeletons(dir)
+		sk := NewSkeletons(dir)
 		reg.ResetStats()
 		s, err := sk.layer(context.Background(), rc, repo, desc)
 		if err != nil {

@@ -1,4 +1,10 @@
-package build
+// Package variant plans the solves of a build: one for every non-Windows
+// platform together and one per Windows Server LTSC release, each Windows
+// variant with its own base in the build arg WINDOWS_BASE (see package
+// build for how the variants are built). It reads nothing and contacts
+// nothing, so that imgctl lint checks the variants imgctl build would
+// solve without the BuildKit driver.
+package variant
 
 import (
 	"errors"
@@ -37,7 +43,7 @@ type Variant struct {
 	// Name is "linux" for the non-Windows solve, else the LTSC release
 	// (ltsc2022), or "windows" for a Windows solve without a release. A
 	// scale-out build that splits the linux solve over several nodes names
-	// the parts linux-amd64, linux-arm64... (see AssignNodes).
+	// the parts linux-amd64, linux-arm64... (see package build/nodes).
 	Name string
 	// Release is the Windows release; zero for the non-Windows solve.
 	Release platform.Release
@@ -54,7 +60,7 @@ func (v Variant) IsWindows() bool { return len(v.Platforms) > 0 && v.Platforms[0
 // WindowsPlatform returns the platform of release r's variant:
 // windows/amd64 with os.version 10.0.BUILD. Preflight, base resolution and
 // verify use the build; the solve itself asks for the base's full
-// os.version (see Plan.solvePlatforms).
+// os.version (see package build).
 func WindowsPlatform(r platform.Release) v1.Platform {
 	return v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: fmt.Sprintf("10.0.%d", r.Build)}
 }
@@ -75,8 +81,10 @@ type VariantOptions struct {
 	BuildArgs map[string]string
 }
 
-// PlanVariants splits a build into solves; see the package documentation
-// for how each Windows variant gets its base.
+// PlanVariants splits a build into solves. A Windows variant's base is
+// WindowsBases[release], else WindowsBaseTemplate with {ltsc} replaced,
+// else, with one release, a --build-arg WINDOWS_BASE, else
+// DefaultWindowsBaseTemplate.
 func PlanVariants(o VariantOptions) ([]Variant, error) {
 	plats := o.Platforms
 	if len(plats) == 0 {
@@ -129,7 +137,7 @@ func windowsReleases(names []string, windows []v1.Platform) ([]platform.Release,
 		}
 	}
 	for _, n := range names {
-		r, ok := releaseByName(n)
+		r, ok := ReleaseByName(n)
 		if !ok {
 			return nil, fmt.Errorf("%w: --windows %q: want %s", ErrInvalidOptions, n, strings.Join(releaseNames(), ", "))
 		}
@@ -175,7 +183,9 @@ func checkBases(bases map[string]string, releases []platform.Release) error {
 	return nil
 }
 
-func releaseByName(n string) (platform.Release, bool) {
+// ReleaseByName returns the LTSC release named n (ltsc2022, ltsc2025),
+// ignoring case and surrounding space.
+func ReleaseByName(n string) (platform.Release, bool) {
 	n = strings.ToLower(strings.TrimSpace(n))
 	for _, r := range platform.Releases {
 		if r.Name == n {
