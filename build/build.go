@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/moby/buildkit/client"
+	"github.com/moby/buildkit/session"
 
 	"github.com/imgctl/imgctl/build/graft"
 	"github.com/imgctl/imgctl/build/nodes"
@@ -52,8 +54,16 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	// One authenticated transport per registry for the whole build: the
 	// tag check, the merge and a base read the builder cannot answer (see
 	// baseResolver.readIndex) share one handshake.
-	rc.Scope(p.baseRepos(rc), []name.Repository{o.Tag.Context()})
-	r := newRun(p, &o, rc)
+	push := []name.Repository{o.Tag.Context()}
+	skelRepo, explicit, err := skeletonRepository(&o, rc)
+	if err != nil {
+		return nil, err
+	}
+	if explicit {
+		push = append(push, skelRepo)
+	}
+	rc.Scope(p.baseRepos(rc), push)
+	r := newRun(p, &o, rc, skelRepo, explicit)
 	if err := r.prepareIO(ctx); err != nil {
 		return nil, err
 	}
@@ -102,14 +112,36 @@ type run struct {
 	dfDir string
 }
 
-func newRun(p *Plan, o *Options, rc *registry.Client) *run {
+func newRun(p *Plan, o *Options, rc *registry.Client, skelRepo name.Repository, explicit bool) *run {
+	sk := graft.NewSkeletons(o.SkeletonCache)
+	sk.Cache = graft.NewRegistryCache(rc, skelRepo, explicit, o.note)
 	return &run{p: p, o: o, rc: rc, grafts: &graft.Run{
-		Registry:  rc,
-		Copier:    rc.Copier(o.Tag.Context()),
-		Skeletons: graft.NewSkeletons(o.SkeletonCache),
-		Logger:    o.logger(),
-		Note:      o.note,
+		Registry:    rc,
+		Copier:      rc.Copier(o.Tag.Context()),
+		Skeletons:   sk,
+		Logger:      o.logger(),
+		Note:        o.note,
+		Attachables: func() ([]session.Attachable, error) { return attachables(nil, nil, o.Stderr) },
+		Progress: func(ctx context.Context, label string) (chan *client.SolveStatus, func()) {
+			ch := make(chan *client.SolveStatus)
+			var fwd sync.WaitGroup
+			fwd.Go(func() { forwardStatus(ctx, o.Status, ch, label) })
+			return ch, fwd.Wait
+		},
 	}}
+}
+
+// skeletonRepository is the repository of the registry skeleton cache:
+// Options.SkeletonRepository (explicit), else the tag's.
+func skeletonRepository(o *Options, rc *registry.Client) (name.Repository, bool, error) {
+	if o.SkeletonRepository == "" {
+		return o.Tag.Context(), false, nil
+	}
+	repo, err := name.NewRepository(o.SkeletonRepository, rc.NameOptions()...)
+	if err != nil {
+		return name.Repository{}, false, fmt.Errorf("%w: skeleton cache repository %q: %w", ErrInvalidOptions, o.SkeletonRepository, err)
+	}
+	return repo, true, nil
 }
 
 // prepareIO does what precedes the solves: the tag check and, meanwhile,

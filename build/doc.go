@@ -195,9 +195,15 @@
 // layers in the Windows layout from the same tree the real base would give.
 // The result is then grafted onto the base (graft.Graft): base layers in,
 // skeletons out, diff_ids the base's, the provenance rewritten to name the
-// base. The builder downloads no base layer. The plain path (the builder
-// pulls and unpacks the base) is taken with Options.WindowsPlain and, with
-// a note saying why, where a graft could differ from it (plainReason).
+// base. The builder downloads no base layer. Skeletons are cached locally
+// and in the registry (graft.RegistryCache: the tag's repository, or
+// Options.SkeletonRepository), so a fresh runner reads kilobytes to
+// megabytes instead of the base; a base only the builder reaches (its
+// mirrors) is pulled once through the builder and read from its content
+// store (graft.PullThroughBuilder). The plain path (the builder pulls and
+// unpacks the base) is taken with Options.WindowsPlain and, with a note
+// saying why, where a graft could differ from it (plainReason) or when
+// neither imgctl nor the builder can read the base.
 //
 // # Offline builds and # syntax
 //

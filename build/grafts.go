@@ -61,8 +61,6 @@ func (r *run) plainReason(i int) string {
 		return "--sbom scans the base's files"
 	case p.syntaxImage != "" || v.BuildArgs["BUILDKIT_SYNTAX"] != "":
 		return "a frontend image (--syntax-image, BUILDKIT_SYNTAX) may not build FROM the pinned base"
-	case o.Provenance != nil && o.Provenance.Mode == ProvenanceMax:
-		return "provenance mode=max records the build definition, which would name the placeholder base"
 	case len(v.Platforms) != 1:
 		return "the variant has several platforms"
 	case i < len(p.native) && p.native[i]:
@@ -100,7 +98,12 @@ func (r *run) graftOrPlain(ctx context.Context, i int, c *client.Client) (*graft
 	reason := r.plainReason(i)
 	var g *graft.Graft
 	if reason == "" {
-		_, b, _ := r.p.windowsBase(i)
+		fb, b, _ := r.p.windowsBase(i)
+		// The placeholder is pruned to the paths the stage writes (see
+		// build/graft/prune.go); unknown writes keep it whole.
+		if w, err := lint.BaseFileWrites(r.p.Dockerfile, r.p.File, r.p.lintOpts[i], fb.Platform, fb.Name); err == nil {
+			b.Writes = w.Paths
+		}
 		var err error
 		if g, reason, err = r.grafts.Prepare(ctx, v.Name, c, b); err != nil {
 			return nil, err

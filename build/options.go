@@ -83,6 +83,12 @@ type Options struct {
 	// Windows base layers for grafts (see graft.Skeletons); empty caches
 	// nothing. The CLI uses graft.SkeletonCacheDir.
 	SkeletonCache string
+	// SkeletonRepository is the repository of the registry skeleton
+	// cache (graft.RegistryCache): a build on any runner reads a base
+	// layer's skeleton there instead of the layer, and files the ones it
+	// makes. Empty means the tag's repository. One named here is read only
+	// if this build may write it (the cache's trust rule).
+	SkeletonRepository string
 	// Annotations are set on the merged index.
 	Annotations map[string]string
 	// Status receives the solve status of every solve; Build closes it

@@ -9,6 +9,7 @@ package graft
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,13 +18,16 @@ import (
 	"log/slog"
 	"maps"
 	"strings"
+	"sync"
 
+	contentapi "github.com/containerd/containerd/api/services/content/v1"
 	"github.com/containerd/platforms"
 	"github.com/distribution/reference"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/moby/buildkit/client"
+	"github.com/moby/buildkit/session"
 	"github.com/moby/buildkit/util/purl"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
@@ -95,6 +99,10 @@ type Base struct {
 	Platform v1.Platform
 	// Target is the variant's target platform the base is for.
 	Target v1.Platform
+	// Writes returns the paths the stages on the base write, given the
+	// base's working directory (lint.BaseWrites.Paths), to prune the
+	// placeholder to; nil, or false, keeps it whole.
+	Writes func(baseWorkdir string) ([]string, bool)
 }
 
 // Run is what the grafts and pre-mounts of one build share.
@@ -113,6 +121,13 @@ type Run struct {
 	// Note receives notes for the user; nil discards. It may be called
 	// from several goroutines at once.
 	Note func(msg string)
+	// Attachables are the session attachables (registry credentials) of a
+	// solve that pulls a base through the builder; nil reads no base
+	// through the builder.
+	Attachables func() ([]session.Attachable, error)
+	// Progress returns the status channel of such a solve, shown under
+	// label, and what waits for its display to end; nil shows nothing.
+	Progress func(ctx context.Context, label string) (status chan *client.SolveStatus, wait func())
 }
 
 func (r *Run) logger() *slog.Logger {
@@ -149,9 +164,8 @@ func mountedLayers(bls []BaseLayers, base Base) map[v1.Hash]bool {
 // through the builder c, as the resolution did), makes the skeletons of its
 // layers and pushes the placeholder into the tag's repository. reason is
 // set, and the variant takes BuildKit's plain path, when the base cannot
-// be grafted onto (among them a base imgctl cannot read, which the builder
-// may reach through its mirrors). An error pushing into the tag's
-// repository is returned.
+// be grafted onto (among them a base neither imgctl nor the builder can
+// read). An error pushing into the tag's repository is returned.
 func (r *Run) Prepare(ctx context.Context, variant string, c *client.Client, b Base) (g *Graft, reason string, err error) {
 	g, err = r.readBase(ctx, c, b)
 	if err != nil && ctx.Err() != nil {
@@ -177,12 +191,13 @@ type errUnusableBase struct{ reason string }
 
 func (e errUnusableBase) Error() string { return e.reason }
 
-// readBase reads the Windows base b and makes the skeletons of its layers;
-// a base in another registry is streamed into the tag's repository on the
-// way (Skeletons.copyLayer), or, its skeletons cached, copied there, so
-// that the merge reads nothing of the base's registry.
+// readBase reads the Windows base b and makes the skeletons of its layers
+// (fromRegistry): a base in another registry is streamed into the tag's
+// repository on the way, so that the merge reads nothing of the base's
+// registry. Layers imgctl cannot read itself (a base only the builder's
+// mirrors reach) are read through the builder c (throughBuilder).
 func (r *Run) readBase(ctx context.Context, c *client.Client, b Base) (*Graft, error) {
-	rc, cp, sk := r.Registry, r.Copier, r.Skeletons
+	rc := r.Registry
 	ref, err := rc.ParseReference(b.Name)
 	if err != nil {
 		return nil, err
@@ -228,23 +243,46 @@ func (r *Run) readBase(ctx context.Context, c *client.Client, b Base) (*Graft, e
 	}
 	g.layers, g.diffIDs = m.Layers, cf.RootFS.DiffIDs
 	g.copied = map[v1.Hash]bool{}
-	across := g.baseRepo.RegistryStr() != cp.Repository().RegistryStr()
-	for _, l := range m.Layers {
-		var s v1.Layer
-		if across {
-			// The layer has to cross anyway: it crosses once, and its
-			// skeleton is made on the way.
-			var copied bool
-			if s, copied, err = sk.copyLayer(ctx, rc, cp, g.baseRepo, l); err == nil && !copied {
-				err = cp.RemoteBlob(ctx, l.Digest, l.MediaType, g.baseRepo)
+	// The layers are read at once (up to the client's jobs): each read
+	// is one stream through gunzip and tar, CPU-bound for a large base.
+	skels := make([]v1.Layer, len(m.Layers))
+	errs := make([]error, len(m.Layers))
+	copied := make([]bool, len(m.Layers))
+	sem := make(chan struct{}, max(rc.Jobs(), 1))
+	var wg sync.WaitGroup
+	for j, l := range m.Layers {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			skels[j], copied[j], errs[j] = r.fromRegistry(ctx, g, l)
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var pending []int // layers only the builder can read
+	var readErr error
+	for j, l := range m.Layers {
+		g.copied[l.Digest] = copied[j]
+		if errs[j] != nil {
+			r.logger().Debug("base layer unreadable here, trying the builder", "base", b.Name, "layer", l.Digest.String(), "error", errs[j])
+			pending, readErr = append(pending, j), cmp.Or(readErr, errs[j])
+		}
+	}
+	if len(pending) > 0 {
+		if err := r.throughBuilder(ctx, c, g, pending, skels); err != nil {
+			return nil, fmt.Errorf("%w; and through the builder: %w", readErr, err)
+		}
+	}
+	if b.Writes != nil {
+		if paths, ok := b.Writes(cf.Config.WorkingDir); ok {
+			if skels, err = r.prune(skels, paths); err != nil {
+				return nil, err
 			}
-			g.copied[l.Digest] = err == nil
-		} else {
-			s, err = sk.layer(ctx, rc, g.baseRepo, l)
 		}
-		if err != nil {
-			return nil, err
-		}
+	}
+	for _, s := range skels {
 		d, err := s.Digest()
 		if err != nil {
 			return nil, err
@@ -263,6 +301,115 @@ func (r *Run) readBase(ctx context.Context, c *client.Client, b Base) (*Graft, e
 	}
 	g.config = craw
 	return g, nil
+}
+
+// fromRegistry is the skeleton of base layer l, made by imgctl itself: a
+// skeleton made before (the local cache, the registry cache), else one
+// made by reading the layer from the base's repository. A base in another
+// registry is put into the tag's repository on the way (g.copied): the
+// layer crosses once, and its skeleton is made from the same stream; with
+// a known skeleton, a layer the tag's repository holds already is not
+// read at all. copied reports that the layer is in the tag's repository.
+func (r *Run) fromRegistry(ctx context.Context, g *Graft, l v1.Descriptor) (s v1.Layer, copied bool, err error) {
+	rc, cp, sk := r.Registry, r.Copier, r.Skeletons
+	if g.baseRepo.RegistryStr() == cp.Repository().RegistryStr() {
+		s, err = sk.layer(ctx, rc, g.baseRepo, l)
+		return s, false, err
+	}
+	s, copied, err = sk.copyLayer(ctx, rc, cp, g.baseRepo, l)
+	if err == nil && !copied {
+		if copied, err = cp.Has(ctx, l.Digest); err == nil && !copied {
+			err = cp.RemoteBlob(ctx, l.Digest, l.MediaType, g.baseRepo)
+			copied = err == nil
+		}
+	}
+	return s, copied, err
+}
+
+// throughBuilder makes the skeletons of the base layers imgctl could not
+// read (pending, indexes into g.layers) from the builder: the builder
+// pulls the base through its own registry configuration (its mirrors, see
+// PullThroughBuilder), and each layer streams once from its content store
+// into the tag's repository, unless that holds it, and into the layer's
+// skeleton, unless one is known. The skeletons are then cached, locally
+// and in the registry, so the next build on any runner reads neither.
+func (r *Run) throughBuilder(ctx context.Context, c *client.Client, g *Graft, pending []int, skels []v1.Layer) error {
+	if c == nil || r.Attachables == nil {
+		return errors.New("no builder to read it through")
+	}
+	att, err := r.Attachables()
+	if err != nil {
+		return err
+	}
+	var status chan *client.SolveStatus
+	if r.Progress != nil {
+		var wait func()
+		status, wait = r.Progress(ctx, "base "+g.base.Name)
+		defer wait()
+	}
+	ref := g.baseRepo.Name() + "@" + g.base.Digest.String()
+	var read int64
+	err = PullThroughBuilder(ctx, c, att, ref, g.base.Platform, status, func(ctx context.Context, content contentapi.ContentClient) error {
+		for _, j := range pending {
+			l := g.layers[j]
+			present, err := r.Copier.Has(ctx, l.Digest)
+			if err != nil {
+				return err
+			}
+			base, err := DaemonLayer(ctx, content, l)
+			if err != nil {
+				return err
+			}
+			if skels[j], err = r.Skeletons.fromBuilder(ctx, base, r.Copier, g.baseRepo, l, present); err != nil {
+				return fmt.Errorf("base layer %s from the builder: %w", l.Digest, err)
+			}
+			g.copied[l.Digest] = true
+			read += l.Size
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	r.note(fmt.Sprintf("base %s: imgctl cannot read it, so the builder pulled it through its own registry configuration (its mirrors) and imgctl read %d of its layers (%d bytes) from the builder to graft onto it; their skeletons are cached for the next build",
+		g.base.Name, len(pending), read))
+	return nil
+}
+
+// prune returns the placeholder's layers for skeletons: each pruned to
+// the tree along paths (see prune.go), or the skeletons whole when a kept
+// path is a symbolic link.
+func (r *Run) prune(skels []v1.Layer, paths []string) ([]v1.Layer, error) {
+	raw := make([][]byte, len(skels))
+	for j, s := range skels {
+		rc, err := s.Compressed()
+		if err != nil {
+			return nil, err
+		}
+		raw[j], err = io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	pruned, ok, err := pruneSkeletons(raw, paths)
+	if err != nil {
+		return nil, fmt.Errorf("pruning the placeholder: %w", err)
+	}
+	if !ok {
+		r.logger().Info("placeholder not pruned: a written path goes through a symbolic link")
+		return skels, nil
+	}
+	out := make([]v1.Layer, len(pruned))
+	var before, after int
+	for j, b := range pruned {
+		if out[j], err = bytesLayer(b); err != nil {
+			return nil, err
+		}
+		before, after = before+len(raw[j]), after+len(b)
+	}
+	r.logger().Info("placeholder pruned to the written paths", "paths", len(paths), "skeleton-bytes", before, "placeholder-bytes", after)
+	return out, nil
 }
 
 // pushPlaceholder pushes the placeholder into the tag's repository: the

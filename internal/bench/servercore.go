@@ -218,7 +218,10 @@ type scRow struct {
 	// warmTags are the tags in the row's repository after its warm-up
 	// build other than the warm-up's own (scRegistryRow).
 	warmTags []string
-	runs     []scRun
+	// skeletonBytes is the size of the skeletons the warm-up filed in the
+	// registry skeleton cache (the entries' layers), summed.
+	skeletonBytes int64
+	runs          []scRun
 	// ref is the Windows image the first successful build pushed; baseKept
 	// and entries are read from it as in the cold case.
 	ref      string
@@ -387,6 +390,9 @@ func runServercore(ctx context.Context, o options, root, binDir, work string, lo
 		}
 		fmt.Fprintf(log, "  %s warm-up %-40s %s\n", servercoreCase, r.name, run.status())
 		if r.warmTags, err = scTags(ctx, d.env, scRepo(host, r, 0)); err != nil {
+			return "", nil, err
+		}
+		if r.skeletonBytes, err = scSkeletonBytes(ctx, d.env, scRepo(host, r, 0), r.warmTags); err != nil {
 			return "", nil, err
 		}
 	}
@@ -562,6 +568,33 @@ func craneGunzip(ctx context.Context, c *crane, gzip, ref string) (int64, error)
 		return kib, fmt.Errorf("gzip -dc of %s: %w: %s", ref, gerr, tail(gzErr.String(), 3))
 	}
 	return kib, nil
+}
+
+// scSkeletonBytes sums the skeletons of the registry skeleton cache
+// entries among tags of repo (imgctl-skeleton-v1-*).
+func scSkeletonBytes(ctx context.Context, e *env, repo string, tags []string) (int64, error) {
+	var n int64
+	for _, t := range tags {
+		if !strings.HasPrefix(t, "imgctl-skeleton-") {
+			continue
+		}
+		ref, err := name.ParseReference(repo+":"+t, name.Insecure)
+		if err != nil {
+			return 0, err
+		}
+		img, err := remote.Image(ref, e.remote(ctx)...)
+		if err != nil {
+			return 0, fmt.Errorf("reading skeleton cache entry %s: %w", ref, err)
+		}
+		m, err := img.Manifest()
+		if err != nil {
+			return 0, err
+		}
+		for _, l := range m.Layers {
+			n += l.Size
+		}
+	}
+	return n, nil
 }
 
 // scTags lists the tags of repo other than the warm-up's.

@@ -226,7 +226,7 @@ func (rep *scReport) section(ctx context.Context) string {
 	for _, r := range rep.rows {
 		w("- `%s`: %s.", r.name, r.cached)
 		if r.kind == scRegistryRow {
-			w(" R is `%s`; tags in R after the warm-up besides its own: %s.", hostRE.ReplaceAllString(scRepo("HOST", r, 0), "HOST"), tagList(r.warmTags))
+			w(" R is `%s`; tags in R after the warm-up besides its own: %s; the skeletons they hold: %d bytes.", hostRE.ReplaceAllString(scRepo("HOST", r, 0), "HOST"), tagList(r.warmTags), r.skeletonBytes)
 			if s := r.stats(); s.ok > 0 && s.read > 0 {
 				w(" In this run its imgctl still read %s base bytes per run (median): no skeleton came from the registry.", thousands(s.read))
 			} else if s.ok > 0 {

@@ -3,9 +3,11 @@ package regtest
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"strings"
+	"testing"
 
 	"github.com/google/go-containerregistry/pkg/compression"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -136,4 +138,33 @@ func StageLayer(mt types.MediaType, windows bool, names ...string) (v1.Layer, er
 		return nil, fmt.Errorf("making layer: %w", err)
 	}
 	return l, nil
+}
+
+// TarGz is a gzip tar of entries, each {name, content}: a name ending in
+// / is a directory, anything else a regular file. Tests make hand-written
+// layers (a skeleton cache entry, a poisoned one) with it.
+func TarGz(t testing.TB, entries ...[2]string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	tw := tar.NewWriter(zw)
+	for _, e := range entries {
+		h := &tar.Header{Name: e[0], Mode: 0o644, Size: int64(len(e[1])), Typeflag: tar.TypeReg}
+		if strings.HasSuffix(e[0], "/") {
+			h.Typeflag, h.Mode, h.Size = tar.TypeDir, 0o755, 0
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(e[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

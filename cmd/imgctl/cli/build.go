@@ -24,6 +24,7 @@ type buildOptions struct {
 	variantFlags
 	nodeFlags
 	builder, progress, metadataFile, syntaxImage        string
+	skeletonCache                                       string
 	provenance, sbom                                    string
 	tls                                                 nodes.TLSOptions
 	tags, secrets, ssh, cacheFrom, cacheTo, annotations []string
@@ -101,6 +102,8 @@ verify, 2 on usage, builder, build or registry errors.`,
 	fl.StringArrayVar(&o.cacheFrom, "cache-from", nil, "cache import, e.g. type=registry,ref=REG/app:cache")
 	fl.StringArrayVar(&o.cacheTo, "cache-to", nil, "cache export, e.g. type=registry,ref=REG/app:cache,mode=max (one ref per variant: REF-VARIANT)")
 	fl.BoolVar(&o.noCache, "no-cache", false, "do not use BuildKit's cache")
+	fl.StringVar(&o.skeletonCache, "skeleton-cache", "", "repository of the registry cache of Windows base skeletons (default: the tag's repository, as imgctl-skeleton-v1-* tags); "+
+		"read only if this build may write it: whoever writes it decides the directory metadata of the Windows stages' layers")
 	fl.BoolVar(&o.windowsPlain, "windows-plain", false, "build Windows variants on BuildKit's plain path, which downloads and unpacks each base, instead of grafting the stage's layers onto it")
 	fl.StringVar(&o.syntaxImage, "syntax-image", "", "Dockerfile frontend image to use (default: the daemon's built-in frontend; # syntax= lines are ignored)")
 	fl.StringVar(&o.progress, "progress", "auto", "progress output: auto, plain, tty, quiet or rawjson (on stderr)")
@@ -125,7 +128,7 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 		return bo, err
 	}
 	bo.Tag, bo.AlsoTags, bo.Force, bo.Registry, bo.NoCache, bo.SyntaxImage = tag, also, o.force, rc, o.noCache, o.syntaxImage
-	bo.WindowsPlain, bo.SkeletonCache = o.windowsPlain, graft.SkeletonCacheDir()
+	bo.WindowsPlain, bo.SkeletonCache, bo.SkeletonRepository = o.windowsPlain, graft.SkeletonCacheDir(), o.skeletonCache
 	if err := o.selectBuilder(cmd.Context(), &bo, cmd.ErrOrStderr()); err != nil {
 		return bo, err
 	}

@@ -353,3 +353,51 @@ func sortedKeys(m map[string]string) []string {
 	slices.Sort(ks)
 	return ks
 }
+
+// maxProvenanceGraft: --provenance=mode=max keeps the graft. Each Windows
+// image's max provenance records the build definition and the build args,
+// names the real base (pinned) and never the placeholder imgctl solved on,
+// its subject is the grafted image, and buildx's own loader reads it.
+func (e *e2e) maxProvenanceGraft(t *testing.T) {
+	tag := e.reg.Host() + "/hello:max"
+	out, stderr, code := run(t, append([]string{"build", "-v", "--builder", e.daemon.Addr, "--progress", "plain", "--platform", "windows/amd64",
+		"--provenance=mode=max", "-t", tag, "--build-arg", "VERSION=e2e"}, append(e.baseArgs, e.hello)...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, tail(stderr, 60))
+	}
+	if strings.Count(stderr, "msg=grafting") != 2 || strings.Contains(stderr, "plain path") {
+		t.Errorf("want both Windows variants grafted, no plain path:\n%s", tail(stderr, 40))
+	}
+	atts := e.attestationsAt(t, tag)
+	if len(atts) != 2 {
+		t.Fatalf("%d images, want the 2 Windows ones", len(atts))
+	}
+	for p, a := range atts {
+		pr := e.provenance(t, a, e.wantBase(p)) // subject: the grafted image; the base pinned
+		if got := pr.BuildDefinition.ExternalParameters.Request.Args["build-arg:VERSION"]; got != "e2e" || pr.BuildDefinition.InternalParameters.BuildConfig == nil {
+			t.Errorf("%s: mode=max provenance: build-arg:VERSION %q, build config %v", p, got, pr.BuildDefinition.InternalParameters.BuildConfig != nil)
+		}
+		raw := string(a.statement(t, predicateSLSA1).Predicate)
+		// The placeholder lives in the tag's repository, by digest.
+		if strings.Contains(raw, e.reg.Host()+"/hello@") || strings.Contains(raw, "hello@sha256") {
+			t.Errorf("%s: the provenance names the tag's repository (the placeholder):\n%s", p, raw)
+		}
+		base := e.wantBase(p)
+		if !strings.Contains(raw, "docker-image://"+strings.SplitN(base, ":", 3)[0]) && !strings.Contains(raw, repoPath(base)[len("/v2/"):]) {
+			t.Errorf("%s: the build definition does not name the base %s", p, base)
+		}
+	}
+	// buildx keys platforms without os.version: the two Windows images are
+	// one platform to it, which its template prints without a map.
+	got := regtest.BuildxInspect(t, e.reg.Host(), tag, "{{json .Provenance}}")
+	var w struct {
+		SLSA provenancetypes.ProvenancePredicateSLSA1 `json:"SLSA"`
+	}
+	if err := json.Unmarshal(got, &w); err != nil {
+		t.Fatalf("%v: %s", err, got)
+	}
+	if w.SLSA.BuildDefinition.InternalParameters.BuildConfig == nil || len(w.SLSA.BuildDefinition.ResolvedDependencies) == 0 ||
+		strings.Contains(string(got), e.reg.Host()+"/hello@") {
+		t.Errorf("buildx read no max provenance for windows/amd64: %s", got)
+	}
+}

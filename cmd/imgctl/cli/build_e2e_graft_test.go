@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,9 +13,13 @@ import (
 	"testing"
 
 	"github.com/docker/cli/cli/config"
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/imgctl/imgctl/build/graft"
 	"github.com/imgctl/imgctl/internal/buildtest"
 	"github.com/imgctl/imgctl/internal/disttest"
 	"github.com/imgctl/imgctl/internal/regtest"
@@ -104,11 +110,11 @@ func TestBuildGraftAcrossRegistries(t *testing.T) {
 
 	up := &uploadBytes{prefix: "/v2/app/cross/blobs/uploads/", bySession: map[string]int64{}, byDigest: map[string]int64{}}
 	dst.SetMiddleware(up.middleware)
-	build := func(tag string) string {
+	buildOn := func(addr, tag string, args ...string) string {
 		t.Helper()
 		gets.reset()
-		out, stderr, code := run(t, "build", "-v", "--builder", daemon.Addr, "--progress", "plain",
-			"--platform", "windows/amd64", "--windows", "ltsc2025", "--windows-base", "ltsc2025="+baseRef, "-t", tag, ctxDir)
+		out, stderr, code := run(t, append([]string{"build", "-v", "--builder", addr, "--progress", "plain",
+			"--platform", "windows/amd64", "--windows", "ltsc2025", "--windows-base", "ltsc2025=" + baseRef, "-t", tag, ctxDir}, args...)...)
 		if code != 0 {
 			t.Fatalf("build exit %d\nstdout:\n%s\nstderr:\n%s", code, out, tail(stderr, 60))
 		}
@@ -117,6 +123,7 @@ func TestBuildGraftAcrossRegistries(t *testing.T) {
 		}
 		return stderr
 	}
+	build := func(tag string) string { t.Helper(); return buildOn(daemon.Addr, tag) }
 	tag := dst.Host() + "/app/cross:1"
 	build(tag)
 	t.Run("the builder fetches no base layer; imgctl reads it once", func(t *testing.T) {
@@ -168,4 +175,144 @@ func TestBuildGraftAcrossRegistries(t *testing.T) {
 			t.Errorf("the base layer was uploaded again: %d bytes", n)
 		}
 	})
+	// A fresh runner: an empty local cache and a builder that never
+	// pulled anything. Each gets its own.
+	runner := func(t *testing.T) string {
+		t.Setenv("XDG_CACHE_HOME", t.TempDir())
+		return buildtest.New(t, buildtest.Options{InsecureRegistries: []string{src.Host(), dst.Host()}}).Addr
+	}
+	baseGets := func() int { return gets.builder[layer.Digest.String()] + gets.imgctl[layer.Digest.String()] }
+	entry := dst.Host() + "/app/cross:" + graft.SkeletonTag(layer.Digest)
+	t.Run("a fresh runner reads the skeleton from the registry, not the base", func(t *testing.T) {
+		stderr := buildOn(runner(t), dst.Host()+"/app/cross:3")
+		if n := baseGets(); n != 0 {
+			t.Errorf("%d GETs of the base layer; want none, the skeleton is in app/cross", n)
+		}
+		if strings.Contains(stderr, "skeleton cache") {
+			t.Errorf("a note about the skeleton cache:\n%s", tail(stderr, 20))
+		}
+	})
+	t.Run("a poisoned entry is ignored, made again and replaced", func(t *testing.T) {
+		good := skeletonEntryLayer(t, dst, entry)
+		poison := regtest.TarGz(t, [2]string{"Files/", ""}, [2]string{"evil/", ""}, [2]string{"evil/run.cmd", ""})
+		putSkeletonEntry(t, dst, entry, layer.Digest, poison)
+		stderr := buildOn(runner(t), dst.Host()+"/app/cross:4")
+		if !strings.Contains(stderr, "ignoring the entry") || !strings.Contains(stderr, "outside the Windows layout") {
+			t.Errorf("no note of the poisoned entry:\n%s", tail(stderr, 30))
+		}
+		if n := gets.imgctl[layer.Digest.String()]; n != 1 {
+			t.Errorf("imgctl read the base layer %d times, want once (the skeleton made again)", n)
+		}
+		if got := skeletonEntryLayer(t, dst, entry); got != good {
+			t.Errorf("the entry holds %s, want the skeleton %s made again", got, good)
+		}
+		if out, stderr, code := run(t, "verify", "--layers", "--windows", "ltsc2025", dst.Host()+"/app/cross:4"); code != 0 {
+			t.Errorf("verify --layers exit %d:\n%s\n%s", code, out, stderr)
+		}
+	})
+	t.Run("--skeleton-cache the build may not write is not read", func(t *testing.T) {
+		other, err := disttest.Start(disttest.Options{}) // no Login: imgctl has no credentials for it
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(other.Close)
+		cacheRepo := other.Host() + "/team/skeletons"
+		// The entry is there and valid, so only the trust rule keeps it out.
+		copyEntry(t, dst, entry, other, cacheRepo+":"+graft.SkeletonTag(layer.Digest))
+		stderr := buildOn(runner(t), dst.Host()+"/app/cross:5", "--skeleton-cache", cacheRepo)
+		if !strings.Contains(stderr, "skeleton cache "+cacheRepo+": this build may not write it") {
+			t.Errorf("no note of the cache refused:\n%s", tail(stderr, 30))
+		}
+		if n := gets.imgctl[layer.Digest.String()]; n != 1 {
+			t.Errorf("imgctl read the base layer %d times, want once: the untrusted entry must not be used", n)
+		}
+	})
+	t.Run("--skeleton-cache elsewhere serves the next runner", func(t *testing.T) {
+		cacheRepo := dst.Host() + "/team/skeletons"
+		buildOn(runner(t), dst.Host()+"/app/cross:6", "--skeleton-cache", cacheRepo)
+		if n := gets.imgctl[layer.Digest.String()]; n != 1 {
+			t.Errorf("imgctl read the base layer %d times, want once: the named cache was empty", n)
+		}
+		if skeletonEntryLayer(t, dst, cacheRepo+":"+graft.SkeletonTag(layer.Digest)) == "" {
+			t.Fatal("no entry filed in the named cache")
+		}
+		buildOn(runner(t), dst.Host()+"/app/cross:7", "--skeleton-cache", cacheRepo)
+		if n := baseGets(); n != 0 {
+			t.Errorf("%d GETs of the base layer by a runner with the named cache", n)
+		}
+	})
+}
+
+// skeletonEntryLayer is the digest of the skeleton a skeleton cache entry
+// (REPO:TAG on reg) holds, or "" when there is no entry.
+func skeletonEntryLayer(t *testing.T, reg *disttest.Registry, entry string) string {
+	t.Helper()
+	desc, err := remote.Get(regtest.Must(name.ParseReference(entry, name.Insecure))(t), reg.Remote()...)
+	if err != nil {
+		return ""
+	}
+	m := regtest.Must(v1.ParseManifest(bytes.NewReader(desc.Manifest)))(t)
+	if len(m.Layers) != 1 {
+		t.Fatalf("entry %s has %d layers", entry, len(m.Layers))
+	}
+	return m.Layers[0].Digest.String()
+}
+
+// rawManifest is a manifest pushed with its exact bytes.
+type rawManifest struct {
+	raw []byte
+	mt  types.MediaType
+}
+
+func (m rawManifest) RawManifest() ([]byte, error)        { return m.raw, nil }
+func (m rawManifest) MediaType() (types.MediaType, error) { return m.mt, nil }
+
+// putSkeletonEntry writes a skeleton cache entry at entry on reg, filed
+// under base layer h, holding skeleton (a gzip tar), in the documented
+// layout: what a writer of the cache could put there.
+func putSkeletonEntry(t *testing.T, reg *disttest.Registry, entry string, h v1.Hash, skeleton []byte) {
+	t.Helper()
+	ref := regtest.Must(name.ParseReference(entry, name.Insecure))(t)
+	skel := static.NewLayer(skeleton, types.OCILayer)
+	cfg := static.NewLayer([]byte("{}"), "application/vnd.oci.empty.v1+json")
+	for _, l := range []v1.Layer{skel, cfg} {
+		if err := remote.WriteLayer(ref.Context(), l, reg.Remote()...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	desc := func(l v1.Layer) map[string]any {
+		return map[string]any{"mediaType": regtest.Must(l.MediaType())(t), "digest": regtest.Must(l.Digest())(t).String(), "size": regtest.Must(l.Size())(t)}
+	}
+	raw := regtest.Must(json.Marshal(map[string]any{
+		"schemaVersion": 2, "mediaType": types.OCIManifestSchema1, "artifactType": graft.SkeletonArtifactType,
+		"config": desc(cfg), "layers": []any{desc(skel)},
+		"annotations": map[string]string{graft.AnnotationSkeletonLayer: h.String(), graft.AnnotationSkeletonFormat: graft.SkeletonFormat},
+	}))(t)
+	if err := remote.Put(ref, rawManifest{raw, types.OCIManifestSchema1}, reg.Remote()...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyEntry copies the skeleton cache entry at src on from to dst on to.
+func copyEntry(t *testing.T, from *disttest.Registry, src string, to *disttest.Registry, dst string) {
+	t.Helper()
+	ref := regtest.Must(name.ParseReference(src, name.Insecure))(t)
+	desc, err := remote.Get(ref, from.Remote()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regtest.Must(v1.ParseManifest(bytes.NewReader(desc.Manifest)))(t)
+	dref := regtest.Must(name.ParseReference(dst, name.Insecure))(t)
+	for _, d := range append([]v1.Descriptor{m.Config}, m.Layers...) {
+		l, err := remote.Layer(ref.Context().Digest(d.Digest.String()), from.Remote()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := remote.WriteLayer(dref.Context(), l, to.Remote()...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := remote.Put(dref, rawManifest{desc.Manifest, desc.MediaType}, to.Remote()...); err != nil {
+		t.Fatal(err)
+	}
 }

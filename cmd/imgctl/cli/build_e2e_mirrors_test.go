@@ -83,14 +83,38 @@ func TestBuildMirrorsE2E(t *testing.T) {
 			t.Errorf("imgctl noted a direct read:\n%s", stderr)
 		}
 	})
-	// imgctl cannot reach a base that only the builder's mirror serves, so
-	// it cannot make the skeletons a graft needs: the Windows variants take
-	// the plain path, and say so.
-	t.Run("plain path for bases imgctl cannot reach", func(t *testing.T) {
-		for _, v := range []string{"ltsc2022", "ltsc2025"} {
-			if !strings.Contains(stderr, "note: variant "+v+": BuildKit's plain path, which downloads the base: reading the base for its directory tree") {
-				t.Errorf("no plain-path note for %s:\n%s", v, tail(stderr, 30))
+	// imgctl cannot reach a base that only the builder's mirror serves: the
+	// builder pulls it through its mirror, imgctl makes the skeletons from
+	// the builder's content store and files them in the registry cache, and
+	// the Windows variants keep the graft.
+	t.Run("graft through the builder for bases imgctl cannot reach", func(t *testing.T) {
+		if strings.Contains(stderr, "plain path") {
+			t.Errorf("a variant took the plain path:\n%s", tail(stderr, 30))
+		}
+		for _, b := range []string{e.named.Nanoserver2022, e.named.Nanoserver2025} {
+			if !strings.Contains(stderr, "note: base "+b+": imgctl cannot read it, so the builder pulled it through its own registry configuration") {
+				t.Errorf("no note of %s read through the builder:\n%s", b, tail(stderr, 30))
 			}
+		}
+	})
+	// A fresh runner (a new builder with the same mirrors, an empty local
+	// cache) finds the skeletons in the tag's repository and the base
+	// layers there too: nothing of the base is pulled, by anyone.
+	t.Run("a fresh runner grafts from the registry's skeletons", func(t *testing.T) {
+		t.Setenv("XDG_CACHE_HOME", t.TempDir())
+		fresh := buildtest.New(t, buildtest.Options{
+			InsecureRegistries: []string{host},
+			Mirrors:            map[string][]string{mirroredHub: {host}, mirroredGCR: {host}, mirroredMCR: {host}},
+		})
+		_, stderr, code := run(t, "build", "-v", "--builder", fresh.Addr, "--progress", "plain", "-t", host+"/hello:mirrors-fresh",
+			"--platform", "windows/amd64", "--windows", "ltsc2022,ltsc2025",
+			"--windows-base", "ltsc2022="+e.named.Nanoserver2022+",ltsc2025="+e.named.Nanoserver2025,
+			"--build-arg", "GOLANG_IMAGE="+e.named.Golang, "--build-arg", "VERSION=e2e", e.hello)
+		if code != 0 {
+			t.Fatalf("build exit %d\nstderr:\n%s", code, tail(stderr, 60))
+		}
+		if strings.Count(stderr, "msg=grafting") != 2 || strings.Contains(stderr, "plain path") || strings.Contains(stderr, "pulled it through") {
+			t.Errorf("want both variants grafted from the registry's skeletons, nothing pulled through the builder:\n%s", tail(stderr, 40))
 		}
 	})
 	t.Run("index", func(t *testing.T) {

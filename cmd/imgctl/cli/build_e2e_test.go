@@ -150,6 +150,7 @@ func TestBuildE2E(t *testing.T) {
 	t.Run("second build is cached and ignores # syntax", e.cachedBuild)
 	t.Run("linux only is tagged by BuildKit", e.linuxTaggedByBuildKit)
 	t.Run("sbom from a local scanner and max provenance", e.sbomAndMaxProvenance)
+	t.Run("max provenance keeps the graft", e.maxProvenanceGraft)
 	t.Run("no provenance", e.noProvenance)
 	t.Run("secrets and ssh reach RUN", e.secretsAndSSH)
 	t.Run("registry cache export and import", e.registryCache)

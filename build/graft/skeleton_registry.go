@@ -1,0 +1,294 @@
+package graft
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/imgctl/imgctl/registry"
+	"github.com/imgctl/imgctl/verify"
+)
+
+// The skeleton cache in a registry: one OCI artifact per base layer, so
+// that a build on any runner (an ephemeral one has no local cache) reads
+// kilobytes to megabytes of skeleton instead of the base layer. The entry
+// of layer sha256:HEX is the tag imgctl-skeleton-v1-sha256-HEX of the
+// cache repository: an OCI image manifest whose artifactType is
+// SkeletonArtifactType, whose config is the OCI empty descriptor, whose
+// one layer is the skeleton (gzip, as writeSkeletonTar writes it), and
+// whose annotations name the base layer and the skeleton format.
+// Skeletons are byte-for-byte the same wherever they are made (gzip
+// without name or time), so concurrent writers PUT the same manifest under
+// the same tag.
+const (
+	// SkeletonArtifactType is the artifactType of a skeleton cache entry.
+	SkeletonArtifactType = "application/vnd.imgctl.windows-skeleton.v1"
+	// AnnotationSkeletonLayer names the base layer (its digest) whose
+	// skeleton the entry holds.
+	AnnotationSkeletonLayer = "dev.imgctl.skeleton.layer"
+	// AnnotationSkeletonFormat is the skeleton format of the entry.
+	AnnotationSkeletonFormat = "dev.imgctl.skeleton.format"
+	// SkeletonFormat is the format writeSkeletonTar writes: every entry
+	// of the layer kept, contents left out but for keptFiles.
+	SkeletonFormat = "1"
+	// skeletonTagPrefix starts the tag of a cache entry.
+	skeletonTagPrefix = "imgctl-skeleton-v" + SkeletonFormat + "-"
+	// maxCachedSkeleton bounds what an entry may make imgctl read: a
+	// servercore layer's skeleton is a few MB.
+	maxCachedSkeleton = 256 << 20
+)
+
+// ErrSkeletonEntry is a cache entry imgctl ignores: not a skeleton of the
+// layer it is filed under, in this format, in the Windows layout.
+var ErrSkeletonEntry = errors.New("unusable skeleton cache entry")
+
+// emptyConfig is the OCI empty descriptor's content ({}).
+var emptyConfig = []byte("{}")
+
+// SkeletonTag is the tag of the cache entry of base layer h.
+func SkeletonTag(h v1.Hash) string { return skeletonTagPrefix + h.Algorithm + "-" + h.Hex }
+
+// RegistryCache reads and writes skeleton cache entries in one
+// repository. Trust: a skeleton decides the directory metadata the
+// stage's layers are written against, so whoever may write the cache may
+// change what a build produces. A RegistryCache is therefore made only for
+// a repository the build writes anyway (its tag's) or one named
+// explicitly, and an explicit one is read only after the registry has
+// shown that this build may write it (CheckWrite). Entries are checked
+// before use (CheckSkeleton): an entry outside the Windows layout, with
+// content, or filed under another layer is ignored, with a note, and made
+// again. A repository that refuses writes (read-only, immutable tags)
+// degrades to the local cache, with a note.
+type RegistryCache struct {
+	rc       *registry.Client
+	cp       *registry.Copier
+	explicit bool
+	note     func(string)
+
+	mu      sync.Mutex
+	checked bool   // the write check ran (explicit repositories)
+	off     string // why the cache is not read or written any more
+	bytes   int64  // skeleton bytes read from entries
+	hits    int
+	// refused are the layers whose entries Get ignored: Put replaces them.
+	refused map[v1.Hash]bool
+}
+
+// NewRegistryCache is the skeleton cache in repository repo. explicit is
+// true for a repository the user named (--skeleton-cache) rather than the
+// build's own target repository; note receives what the cache notes.
+func NewRegistryCache(rc *registry.Client, repo name.Repository, explicit bool, note func(string)) *RegistryCache {
+	return &RegistryCache{rc: rc, cp: rc.Copier(repo), explicit: explicit, note: note, refused: map[v1.Hash]bool{}}
+}
+
+// Repository is the cache's repository.
+func (c *RegistryCache) Repository() name.Repository { return c.cp.Repository() }
+
+// Stats are the entries used and the skeleton bytes read from them.
+func (c *RegistryCache) Stats() (hits int, bytesRead int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits, c.bytes
+}
+
+// usable reports whether the cache may be read and written, running the
+// write check of an explicit repository once.
+func (c *RegistryCache) usable(ctx context.Context) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.explicit && !c.checked {
+		c.checked = true
+		if err := c.cp.CheckWrite(ctx); err != nil {
+			c.disable(fmt.Sprintf("this build may not write it (%v), so it is not read either", err))
+		}
+	}
+	return c.off == ""
+}
+
+// disable turns the cache off with a note; the caller holds mu.
+func (c *RegistryCache) disable(why string) {
+	if c.off != "" {
+		return
+	}
+	c.off = why
+	c.note(fmt.Sprintf("skeleton cache %s: %s; skeletons stay in the local cache", c.cp.Repository(), why))
+}
+
+// Get returns the cached skeleton of base layer h, checked, or false: no
+// entry, an unreadable one, or one CheckSkeleton refuses (noted).
+func (c *RegistryCache) Get(ctx context.Context, h v1.Hash) ([]byte, bool) {
+	if !c.usable(ctx) {
+		return nil, false
+	}
+	ref := c.cp.Repository().Tag(SkeletonTag(h))
+	desc, err := c.rc.Get(ctx, ref)
+	if err != nil {
+		return nil, false // absent, or unreadable: made from the base
+	}
+	b, err := c.readEntry(ctx, desc.Manifest, h)
+	if err == nil {
+		err = CheckSkeleton(b)
+	}
+	if err != nil {
+		c.mu.Lock()
+		c.refused[h] = true
+		c.mu.Unlock()
+		c.note(fmt.Sprintf("skeleton cache %s: ignoring the entry: %v; making the skeleton again", ref, err))
+		return nil, false
+	}
+	c.mu.Lock()
+	c.hits++
+	c.bytes += int64(len(b))
+	c.mu.Unlock()
+	return b, true
+}
+
+// readEntry checks entry manifest raw against layer h and reads its skeleton,
+// whose digest go-containerregistry checks.
+func (c *RegistryCache) readEntry(ctx context.Context, raw []byte, h v1.Hash) ([]byte, error) {
+	var m v1.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSkeletonEntry, err)
+	}
+	var at struct {
+		ArtifactType string `json:"artifactType"`
+	}
+	_ = json.Unmarshal(raw, &at)
+	switch {
+	case at.ArtifactType != SkeletonArtifactType:
+		return nil, fmt.Errorf("%w: artifactType %q, want %q", ErrSkeletonEntry, at.ArtifactType, SkeletonArtifactType)
+	case m.Annotations[AnnotationSkeletonLayer] != h.String():
+		return nil, fmt.Errorf("%w: filed under layer %s but made from %q", ErrSkeletonEntry, h, m.Annotations[AnnotationSkeletonLayer])
+	case m.Annotations[AnnotationSkeletonFormat] != SkeletonFormat:
+		return nil, fmt.Errorf("%w: skeleton format %q, want %q", ErrSkeletonEntry, m.Annotations[AnnotationSkeletonFormat], SkeletonFormat)
+	case len(m.Layers) != 1 || m.Layers[0].MediaType != types.OCILayer:
+		return nil, fmt.Errorf("%w: want one %s layer", ErrSkeletonEntry, types.OCILayer)
+	case m.Layers[0].Size <= 0 || m.Layers[0].Size > maxCachedSkeleton:
+		return nil, fmt.Errorf("%w: a skeleton of %d bytes", ErrSkeletonEntry, m.Layers[0].Size)
+	}
+	l, err := c.rc.Layer(ctx, c.cp.Repository().Digest(m.Layers[0].Digest.String()))
+	if err != nil {
+		return nil, err
+	}
+	rc, err := l.Compressed()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, m.Layers[0].Size+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading the skeleton: %w", ErrSkeletonEntry, err)
+	}
+	if int64(len(b)) != m.Layers[0].Size {
+		return nil, fmt.Errorf("%w: the skeleton has %d bytes, its descriptor says %d", ErrSkeletonEntry, len(b), m.Layers[0].Size)
+	}
+	if got, _, err := v1.SHA256(bytes.NewReader(b)); err != nil || got != m.Layers[0].Digest {
+		return nil, fmt.Errorf("%w: the skeleton's digest is not %s", ErrSkeletonEntry, m.Layers[0].Digest)
+	}
+	return b, nil
+}
+
+// CheckSkeleton checks that b is a skeleton: a gzip tar whose entries all
+// lie in the Windows layer layout (verify.LayerLayout, the rule verify
+// --layers applies), whose regular files are empty but for keptFiles, and
+// which keeps no hard link to one of those.
+func CheckSkeleton(b []byte) error {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrSkeletonEntry, err)
+	}
+	tr := tar.NewReader(zr)
+	var layout verify.LayerLayout
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrSkeletonEntry, err)
+		}
+		layout.Add(h.Name)
+		if h.Size > 0 && (!keptFiles[h.Name] || h.Size > maxKeptFile) {
+			return fmt.Errorf("%w: %s has content (%d bytes), which a skeleton does not carry", ErrSkeletonEntry, h.Name, h.Size)
+		}
+		if h.Typeflag == tar.TypeLink && keptFiles[h.Name] {
+			return fmt.Errorf("%w: %s is a hard link", ErrSkeletonEntry, h.Name)
+		}
+	}
+	if layout.Count > 0 {
+		return fmt.Errorf("%w: %d entries outside the Windows layout (%v)", ErrSkeletonEntry, layout.Count, layout.Bad)
+	}
+	return nil
+}
+
+// Put files skeleton b of base layer h in the cache: the skeleton blob,
+// the empty config, and the entry's manifest under its tag. An entry
+// already there is left alone, unless Get refused it: then it is
+// replaced. A refused write turns the cache off, with a note; the build
+// goes on.
+func (c *RegistryCache) Put(ctx context.Context, h v1.Hash, b []byte) {
+	if !c.usable(ctx) {
+		return
+	}
+	tag := c.cp.Repository().Tag(SkeletonTag(h))
+	c.mu.Lock()
+	replace := c.refused[h]
+	c.mu.Unlock()
+	if !replace {
+		if d, err := c.rc.Head(ctx, tag); err == nil && d != nil {
+			return // another build filed it
+		}
+	}
+	if err := c.put(ctx, tag, h, b); err != nil {
+		c.mu.Lock()
+		c.disable(fmt.Sprintf("filing the skeleton of %s failed (%v)", h, err))
+		c.mu.Unlock()
+	}
+}
+
+func (c *RegistryCache) put(ctx context.Context, tag name.Tag, h v1.Hash, b []byte) error {
+	sd, _, err := v1.SHA256(bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	if err := c.cp.UploadBytes(ctx, sd, b); err != nil {
+		return err
+	}
+	cd, _, err := v1.SHA256(bytes.NewReader(emptyConfig))
+	if err != nil {
+		return err
+	}
+	if err := c.cp.UploadBytes(ctx, cd, emptyConfig); err != nil {
+		return err
+	}
+	raw, err := entryManifest(h, v1.Descriptor{MediaType: types.OCILayer, Digest: sd, Size: int64(len(b))},
+		v1.Descriptor{MediaType: types.MediaType("application/vnd.oci.empty.v1+json"), Digest: cd, Size: int64(len(emptyConfig))})
+	if err != nil {
+		return err
+	}
+	return c.cp.Put(ctx, tag, registry.RawManifest{Raw: raw, Type: types.OCIManifestSchema1})
+}
+
+// entryManifest is the cache entry's manifest for layer h.
+func entryManifest(h v1.Hash, skeleton, config v1.Descriptor) ([]byte, error) {
+	// go-containerregistry's v1.Manifest has no artifactType (OCI 1.1).
+	return json.Marshal(struct {
+		SchemaVersion int               `json:"schemaVersion"`
+		MediaType     types.MediaType   `json:"mediaType"`
+		ArtifactType  string            `json:"artifactType"`
+		Config        v1.Descriptor     `json:"config"`
+		Layers        []v1.Descriptor   `json:"layers"`
+		Annotations   map[string]string `json:"annotations"`
+	}{2, types.OCIManifestSchema1, SkeletonArtifactType, config, []v1.Descriptor{skeleton},
+		map[string]string{AnnotationSkeletonLayer: h.String(), AnnotationSkeletonFormat: SkeletonFormat}})
+}
