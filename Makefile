@@ -60,14 +60,15 @@ VET := CGO_ENABLED=0 $(GO) vet -trimpath
 # flags, so that they reuse vet's compiles instead of instrumenting every
 # dependency again: measured on a cold cache, go test -race compiles for
 # 642 s where the plain test compile after vet takes 180 s (docs/measurements.md).
-# Both sets run at once.
+# Both sets run at once; the -race set one package at a time (-p 1), so
+# that at most three test binaries share the machine's two cores.
 RACE_PKGS = $(filter-out %/build/buildx,$(shell $(GO) list ./platform/... ./snapshot/... ./findings/... ./lint/... ./verify/... \
 	./registry/... ./index/... ./rebase/... ./policy/... ./kube/... ./build/... ./internal/rawmanifest/...))
 PLAIN_PKGS = $(filter-out $(RACE_PKGS),$(shell $(GO) list $(PKGS)))
 TEST_FLAGS := -count=1 -timeout 20m
 test: deps buildkitd registry cosign buildx-cli
 	$(VET) $(PKGS)
-	@$(GO) test -race $(TEST_FLAGS) $(RACE_PKGS) & race=$$!; \
+	@$(GO) test -race -p 1 $(TEST_FLAGS) $(RACE_PKGS) & race=$$!; \
 	CGO_ENABLED=0 $(GO) test -trimpath $(TEST_FLAGS) $(PLAIN_PKGS); plain=$$?; \
 	wait $$race; race=$$?; test $$race = 0 && test $$plain = 0
 	$(VET) -tags nokubernetes ./build/buildx/ && CGO_ENABLED=0 $(GO) test -trimpath -count=1 -tags nokubernetes ./build/buildx/

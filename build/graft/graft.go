@@ -11,12 +11,15 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -243,6 +246,22 @@ func (r *Run) readBase(ctx context.Context, c *client.Client, b Base) (*Graft, e
 	}
 	g.layers, g.diffIDs = m.Layers, cf.RootFS.DiffIDs
 	g.copied = map[v1.Hash]bool{}
+	g.config = craw
+	var paths []string
+	var key string // the placeholder's prune key; "" keeps it whole
+	if b.Writes != nil {
+		var ok bool
+		if paths, ok = b.Writes(cf.Config.WorkingDir); ok {
+			key = pruneKey(m.Layers, paths)
+		}
+	}
+	// A placeholder made before for these layers and writes, here or on
+	// another runner: kilobytes, whatever the base's size.
+	if key != "" {
+		if skels, ok := r.prunedPlaceholder(ctx, g, key); ok {
+			return g, g.setPlaceholder(skels)
+		}
+	}
 	// The layers are read at once (up to the client's jobs): each read
 	// is one stream through gunzip and tar, CPU-bound for a large base.
 	skels := make([]v1.Layer, len(m.Layers))
@@ -275,32 +294,84 @@ func (r *Run) readBase(ctx context.Context, c *client.Client, b Base) (*Graft, e
 			return nil, fmt.Errorf("%w; and through the builder: %w", readErr, err)
 		}
 	}
-	if b.Writes != nil {
-		if paths, ok := b.Writes(cf.Config.WorkingDir); ok {
-			if skels, err = r.prune(skels, paths); err != nil {
-				return nil, err
-			}
+	if key != "" {
+		if skels, err = r.prune(ctx, g, skels, paths, key); err != nil {
+			return nil, err
 		}
 	}
+	return g, g.setPlaceholder(skels)
+}
+
+// setPlaceholder makes skels (one per base layer) the placeholder's layers.
+func (g *Graft) setPlaceholder(skels []v1.Layer) error {
 	for _, s := range skels {
 		d, err := s.Digest()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		diffID, err := s.DiffID()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		size, err := s.Size()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		g.skeletons = append(g.skeletons, v1.Descriptor{MediaType: types.OCILayer, Digest: d, Size: size})
 		g.skelDiffIDs = append(g.skelDiffIDs, diffID)
 		g.skeletonLayers = append(g.skeletonLayers, s)
 	}
-	g.config = craw
-	return g, nil
+	return nil
+}
+
+// prunedPlaceholder is the placeholder's layers pruned with key, each made
+// before (Skeletons.pruned), with the base's layers in the tag's
+// repository: mounted by the pre-mount within a registry, present or
+// copied there across registries. false sends the caller the long way:
+// a layer without a pruned entry, or one the tag's repository lacks and
+// imgctl cannot copy (a base only the builder reaches).
+func (r *Run) prunedPlaceholder(ctx context.Context, g *Graft, key string) ([]v1.Layer, bool) {
+	cp := r.Copier
+	skels := make([]v1.Layer, len(g.layers))
+	for j, l := range g.layers {
+		var ok bool
+		if skels[j], ok = r.Skeletons.pruned(ctx, l.Digest, key); !ok {
+			return nil, false
+		}
+	}
+	if g.baseRepo.RegistryStr() == cp.Repository().RegistryStr() {
+		return skels, true
+	}
+	for _, l := range g.layers {
+		has, err := cp.Has(ctx, l.Digest)
+		if err == nil && !has {
+			err = cp.RemoteBlob(ctx, l.Digest, l.MediaType, g.baseRepo)
+		}
+		if err != nil {
+			r.logger().Debug("base layer not in the tag's repository; reading the base", "layer", l.Digest.String(), "error", err)
+			return nil, false
+		}
+		g.copied[l.Digest] = true
+	}
+	r.logger().Info("placeholder from the skeleton cache", "base", g.base.Name, "layers", len(g.layers))
+	return skels, true
+}
+
+// pruneKey names the placeholder pruned to paths for a base of layers: a
+// digest of the skeleton format, the layers (a hard link may name a file
+// of a lower layer) and the paths, cut to 16 hex digits.
+func pruneKey(layers []v1.Descriptor, paths []string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "imgctl prune v1\nformat %s\n", SkeletonFormat)
+	for _, l := range layers {
+		fmt.Fprintf(h, "layer %s\n", l.Digest)
+	}
+	ps := slices.Clone(paths)
+	slices.Sort(ps)
+	for _, p := range slices.Compact(ps) {
+		fmt.Fprintf(h, "path %q\n", p)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // fromRegistry is the skeleton of base layer l, made by imgctl itself: a
@@ -377,9 +448,9 @@ func (r *Run) throughBuilder(ctx context.Context, c *client.Client, g *Graft, pe
 }
 
 // prune returns the placeholder's layers for skeletons: each pruned to
-// the tree along paths (see prune.go), or the skeletons whole when a kept
-// path is a symbolic link.
-func (r *Run) prune(skels []v1.Layer, paths []string) ([]v1.Layer, error) {
+// the tree along paths (see prune.go) and kept under key for the next
+// build, or the skeletons whole when a kept path is a symbolic link.
+func (r *Run) prune(ctx context.Context, g *Graft, skels []v1.Layer, paths []string, key string) ([]v1.Layer, error) {
 	raw := make([][]byte, len(skels))
 	for j, s := range skels {
 		rc, err := s.Compressed()
@@ -403,7 +474,7 @@ func (r *Run) prune(skels []v1.Layer, paths []string) ([]v1.Layer, error) {
 	out := make([]v1.Layer, len(pruned))
 	var before, after int
 	for j, b := range pruned {
-		if out[j], err = bytesLayer(b); err != nil {
+		if out[j], err = r.Skeletons.keepPruned(ctx, g.layers[j].Digest, key, b); err != nil {
 			return nil, err
 		}
 		before, after = before+len(raw[j]), after+len(b)

@@ -90,11 +90,14 @@ func (s *Skeletons) lock(h v1.Hash) func() {
 
 // cached is the skeleton of base layer h from the cache, read into memory
 // once: another process may replace the file meanwhile.
-func (s *Skeletons) cached(h v1.Hash) (v1.Layer, bool) {
+func (s *Skeletons) cached(h v1.Hash) (v1.Layer, bool) { return s.cachedAt(entryKey{h: h}) }
+
+// cachedAt is cached for entry k: a whole skeleton or a pruned one.
+func (s *Skeletons) cachedAt(k entryKey) (v1.Layer, bool) {
 	if s.dir == "" {
 		return nil, false
 	}
-	b, err := os.ReadFile(s.path(h))
+	b, err := os.ReadFile(s.pathOf(k))
 	if err != nil {
 		return nil, false
 	}
@@ -271,11 +274,14 @@ func (t *teeReadCloser) Close() error { return t.rc.Close() }
 
 // store caches skeleton b of base layer h (best effort: a cache that
 // cannot be written costs the next build a read) and returns it as a layer.
-func (s *Skeletons) store(h v1.Hash, b []byte) (v1.Layer, error) {
+func (s *Skeletons) store(h v1.Hash, b []byte) (v1.Layer, error) { return s.storeAt(entryKey{h: h}, b) }
+
+// storeAt is store for entry k.
+func (s *Skeletons) storeAt(k entryKey, b []byte) (v1.Layer, error) {
 	if s.dir != "" && os.MkdirAll(s.dir, 0o755) == nil {
 		if f, err := os.CreateTemp(s.dir, ".skeleton-*"); err == nil {
 			_, werr := f.Write(b)
-			if cerr := f.Close(); werr != nil || cerr != nil || os.Rename(f.Name(), s.path(h)) != nil {
+			if cerr := f.Close(); werr != nil || cerr != nil || os.Rename(f.Name(), s.pathOf(k)) != nil {
 				_ = os.Remove(f.Name())
 			}
 		}
@@ -290,8 +296,44 @@ func bytesLayer(b []byte) (v1.Layer, error) {
 }
 
 // path is where the skeleton of base layer h is cached.
-func (s *Skeletons) path(h v1.Hash) string {
-	return filepath.Join(s.dir, h.Algorithm+"-"+h.Hex+".tar.gz")
+func (s *Skeletons) path(h v1.Hash) string { return s.pathOf(entryKey{h: h}) }
+
+// pathOf is where entry k is cached: path, with -pKEY for a pruned one.
+func (s *Skeletons) pathOf(k entryKey) string {
+	n := k.h.Algorithm + "-" + k.h.Hex
+	if k.pruned != "" {
+		n += "-p" + k.pruned
+	}
+	return filepath.Join(s.dir, n+".tar.gz")
+}
+
+// pruned returns the placeholder layer of base layer h pruned with key,
+// made before: from the local cache, else the registry cache (then kept
+// locally too).
+func (s *Skeletons) pruned(ctx context.Context, h v1.Hash, key string) (v1.Layer, bool) {
+	k := entryKey{h: h, pruned: key}
+	if l, ok := s.cachedAt(k); ok {
+		return l, true
+	}
+	if s.Cache == nil {
+		return nil, false
+	}
+	b, ok := s.Cache.GetPruned(ctx, h, key)
+	if !ok {
+		return nil, false
+	}
+	l, err := s.storeAt(k, b)
+	return l, err == nil
+}
+
+// keepPruned keeps placeholder layer b, base layer h pruned with key, in
+// the local cache and the registry cache.
+func (s *Skeletons) keepPruned(ctx context.Context, h v1.Hash, key string, b []byte) (v1.Layer, error) {
+	l, err := s.storeAt(entryKey{h: h, pruned: key}, b)
+	if err == nil && s.Cache != nil {
+		s.Cache.PutPruned(ctx, h, key, b)
+	}
+	return l, err
 }
 
 // keptFiles are the files whose content a skeleton keeps (see

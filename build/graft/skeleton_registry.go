@@ -58,6 +58,26 @@ var emptyConfig = []byte("{}")
 // SkeletonTag is the tag of the cache entry of base layer h.
 func SkeletonTag(h v1.Hash) string { return skeletonTagPrefix + h.Algorithm + "-" + h.Hex }
 
+// AnnotationSkeletonPruned is the prune key of an entry that holds a
+// placeholder's layer (a skeleton pruned to the paths a stage writes, see
+// prune.go) rather than a whole skeleton.
+const AnnotationSkeletonPruned = "dev.imgctl.skeleton.pruned"
+
+// entryKey names a cache entry: base layer h's whole skeleton, or, with a
+// prune key, its pruned one.
+type entryKey struct {
+	h      v1.Hash
+	pruned string
+}
+
+// tag is the entry's tag: SkeletonTag, then -p and the prune key.
+func (k entryKey) tag() string {
+	if k.pruned == "" {
+		return SkeletonTag(k.h)
+	}
+	return SkeletonTag(k.h) + "-p" + k.pruned
+}
+
 // RegistryCache reads and writes skeleton cache entries in one
 // repository. Trust: a skeleton decides the directory metadata the
 // stage's layers are written against, so whoever may write the cache may
@@ -80,15 +100,15 @@ type RegistryCache struct {
 	off     string // why the cache is not read or written any more
 	bytes   int64  // skeleton bytes read from entries
 	hits    int
-	// refused are the layers whose entries Get ignored: Put replaces them.
-	refused map[v1.Hash]bool
+	// refused are the entries Get ignored: Put replaces them.
+	refused map[entryKey]bool
 }
 
 // NewRegistryCache is the skeleton cache in repository repo. explicit is
 // true for a repository the user named (--skeleton-cache) rather than the
 // build's own target repository; note receives what the cache notes.
 func NewRegistryCache(rc *registry.Client, repo name.Repository, explicit bool, note func(string)) *RegistryCache {
-	return &RegistryCache{rc: rc, cp: rc.Copier(repo), explicit: explicit, note: note, refused: map[v1.Hash]bool{}}
+	return &RegistryCache{rc: rc, cp: rc.Copier(repo), explicit: explicit, note: note, refused: map[entryKey]bool{}}
 }
 
 // Repository is the cache's repository.
@@ -127,21 +147,31 @@ func (c *RegistryCache) disable(why string) {
 // Get returns the cached skeleton of base layer h, checked, or false: no
 // entry, an unreadable one, or one CheckSkeleton refuses (noted).
 func (c *RegistryCache) Get(ctx context.Context, h v1.Hash) ([]byte, bool) {
+	return c.get(ctx, entryKey{h: h})
+}
+
+// GetPruned is Get of the placeholder layer of base layer h pruned with
+// key (pruneKey).
+func (c *RegistryCache) GetPruned(ctx context.Context, h v1.Hash, key string) ([]byte, bool) {
+	return c.get(ctx, entryKey{h: h, pruned: key})
+}
+
+func (c *RegistryCache) get(ctx context.Context, k entryKey) ([]byte, bool) {
 	if !c.usable(ctx) {
 		return nil, false
 	}
-	ref := c.cp.Repository().Tag(SkeletonTag(h))
+	ref := c.cp.Repository().Tag(k.tag())
 	desc, err := c.rc.Get(ctx, ref)
 	if err != nil {
 		return nil, false // absent, or unreadable: made from the base
 	}
-	b, err := c.readEntry(ctx, desc.Manifest, h)
+	b, err := c.readEntry(ctx, desc.Manifest, k)
 	if err == nil {
 		err = CheckSkeleton(b)
 	}
 	if err != nil {
 		c.mu.Lock()
-		c.refused[h] = true
+		c.refused[k] = true
 		c.mu.Unlock()
 		c.note(fmt.Sprintf("skeleton cache %s: ignoring the entry: %v; making the skeleton again", ref, err))
 		return nil, false
@@ -153,9 +183,10 @@ func (c *RegistryCache) Get(ctx context.Context, h v1.Hash) ([]byte, bool) {
 	return b, true
 }
 
-// readEntry checks entry manifest raw against layer h and reads its skeleton,
-// whose digest go-containerregistry checks.
-func (c *RegistryCache) readEntry(ctx context.Context, raw []byte, h v1.Hash) ([]byte, error) {
+// readEntry checks entry manifest raw against key k and reads its
+// skeleton, whose digest it checks.
+func (c *RegistryCache) readEntry(ctx context.Context, raw []byte, k entryKey) ([]byte, error) {
+	h := k.h
 	var m v1.Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSkeletonEntry, err)
@@ -169,6 +200,8 @@ func (c *RegistryCache) readEntry(ctx context.Context, raw []byte, h v1.Hash) ([
 		return nil, fmt.Errorf("%w: artifactType %q, want %q", ErrSkeletonEntry, at.ArtifactType, SkeletonArtifactType)
 	case m.Annotations[AnnotationSkeletonLayer] != h.String():
 		return nil, fmt.Errorf("%w: filed under layer %s but made from %q", ErrSkeletonEntry, h, m.Annotations[AnnotationSkeletonLayer])
+	case m.Annotations[AnnotationSkeletonPruned] != k.pruned:
+		return nil, fmt.Errorf("%w: prune key %q, want %q", ErrSkeletonEntry, m.Annotations[AnnotationSkeletonPruned], k.pruned)
 	case m.Annotations[AnnotationSkeletonFormat] != SkeletonFormat:
 		return nil, fmt.Errorf("%w: skeleton format %q, want %q", ErrSkeletonEntry, m.Annotations[AnnotationSkeletonFormat], SkeletonFormat)
 	case len(m.Layers) != 1 || m.Layers[0].MediaType != types.OCILayer:
@@ -237,26 +270,37 @@ func CheckSkeleton(b []byte) error {
 // replaced. A refused write turns the cache off, with a note; the build
 // goes on.
 func (c *RegistryCache) Put(ctx context.Context, h v1.Hash, b []byte) {
+	c.putKey(ctx, entryKey{h: h}, b)
+}
+
+// PutPruned is Put of the placeholder layer of base layer h pruned with
+// key (pruneKey).
+func (c *RegistryCache) PutPruned(ctx context.Context, h v1.Hash, key string, b []byte) {
+	c.putKey(ctx, entryKey{h: h, pruned: key}, b)
+}
+
+func (c *RegistryCache) putKey(ctx context.Context, k entryKey, b []byte) {
 	if !c.usable(ctx) {
 		return
 	}
-	tag := c.cp.Repository().Tag(SkeletonTag(h))
+	h := k.h
+	tag := c.cp.Repository().Tag(k.tag())
 	c.mu.Lock()
-	replace := c.refused[h]
+	replace := c.refused[k]
 	c.mu.Unlock()
 	if !replace {
 		if d, err := c.rc.Head(ctx, tag); err == nil && d != nil {
 			return // another build filed it
 		}
 	}
-	if err := c.put(ctx, tag, h, b); err != nil {
+	if err := c.put(ctx, tag, k, b); err != nil {
 		c.mu.Lock()
 		c.disable(fmt.Sprintf("filing the skeleton of %s failed (%v)", h, err))
 		c.mu.Unlock()
 	}
 }
 
-func (c *RegistryCache) put(ctx context.Context, tag name.Tag, h v1.Hash, b []byte) error {
+func (c *RegistryCache) put(ctx context.Context, tag name.Tag, k entryKey, b []byte) error {
 	sd, _, err := v1.SHA256(bytes.NewReader(b))
 	if err != nil {
 		return err
@@ -271,7 +315,7 @@ func (c *RegistryCache) put(ctx context.Context, tag name.Tag, h v1.Hash, b []by
 	if err := c.cp.UploadBytes(ctx, cd, emptyConfig); err != nil {
 		return err
 	}
-	raw, err := entryManifest(h, v1.Descriptor{MediaType: types.OCILayer, Digest: sd, Size: int64(len(b))},
+	raw, err := entryManifest(k, v1.Descriptor{MediaType: types.OCILayer, Digest: sd, Size: int64(len(b))},
 		v1.Descriptor{MediaType: types.MediaType("application/vnd.oci.empty.v1+json"), Digest: cd, Size: int64(len(emptyConfig))})
 	if err != nil {
 		return err
@@ -279,8 +323,12 @@ func (c *RegistryCache) put(ctx context.Context, tag name.Tag, h v1.Hash, b []by
 	return c.cp.Put(ctx, tag, registry.RawManifest{Raw: raw, Type: types.OCIManifestSchema1})
 }
 
-// entryManifest is the cache entry's manifest for layer h.
-func entryManifest(h v1.Hash, skeleton, config v1.Descriptor) ([]byte, error) {
+// entryManifest is the manifest of cache entry k.
+func entryManifest(k entryKey, skeleton, config v1.Descriptor) ([]byte, error) {
+	ann := map[string]string{AnnotationSkeletonLayer: k.h.String(), AnnotationSkeletonFormat: SkeletonFormat}
+	if k.pruned != "" {
+		ann[AnnotationSkeletonPruned] = k.pruned
+	}
 	// go-containerregistry's v1.Manifest has no artifactType (OCI 1.1).
 	return json.Marshal(struct {
 		SchemaVersion int               `json:"schemaVersion"`
@@ -289,6 +337,5 @@ func entryManifest(h v1.Hash, skeleton, config v1.Descriptor) ([]byte, error) {
 		Config        v1.Descriptor     `json:"config"`
 		Layers        []v1.Descriptor   `json:"layers"`
 		Annotations   map[string]string `json:"annotations"`
-	}{2, types.OCIManifestSchema1, SkeletonArtifactType, config, []v1.Descriptor{skeleton},
-		map[string]string{AnnotationSkeletonLayer: h.String(), AnnotationSkeletonFormat: SkeletonFormat}})
+	}{2, types.OCIManifestSchema1, SkeletonArtifactType, config, []v1.Descriptor{skeleton}, ann})
 }

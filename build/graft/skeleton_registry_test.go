@@ -148,7 +148,7 @@ func TestRegistryCachePoisoned(t *testing.T) {
 			var n notes
 			writer := NewRegistryCache(registry.New(), repo, false, n.add)
 			tag := repo.Tag(SkeletonTag(layer))
-			if err := writer.put(ctx, tag, c.layer, c.blob); err != nil {
+			if err := writer.put(ctx, tag, entryKey{h: c.layer}, c.blob); err != nil {
 				t.Fatal(err)
 			}
 			got, ok := NewRegistryCache(registry.New(), repo, false, n.add).Get(ctx, layer)

@@ -188,14 +188,27 @@ func TestBuildGraftAcrossRegistries(t *testing.T) {
 		if n := baseGets(); n != 0 {
 			t.Errorf("%d GETs of the base layer; want none, the skeleton is in app/cross", n)
 		}
-		if strings.Contains(stderr, "skeleton cache") {
-			t.Errorf("a note about the skeleton cache:\n%s", tail(stderr, 20))
+		if strings.Contains(stderr, "note: skeleton cache") || !strings.Contains(stderr, `msg="placeholder from the skeleton cache"`) {
+			t.Errorf("want the placeholder from the registry's cache, without a note:\n%s", tail(stderr, 20))
 		}
 	})
 	t.Run("a poisoned entry is ignored, made again and replaced", func(t *testing.T) {
 		good := skeletonEntryLayer(t, dst, entry)
 		poison := regtest.TarGz(t, [2]string{"Files/", ""}, [2]string{"evil/", ""}, [2]string{"evil/run.cmd", ""})
-		putSkeletonEntry(t, dst, entry, layer.Digest, poison)
+		// Every entry of the layer: the whole skeleton and the
+		// placeholders pruned for this stage.
+		repo := regtest.Must(name.NewRepository(dst.Host()+"/app/cross", name.Insecure))(t)
+		tags := regtest.Must(remote.List(repo, dst.Remote()...))(t)
+		var poisoned int
+		for _, tg := range tags {
+			if strings.HasPrefix(tg, graft.SkeletonTag(layer.Digest)) {
+				putSkeletonEntry(t, dst, repo.Tag(tg).String(), layer.Digest, poison)
+				poisoned++
+			}
+		}
+		if poisoned < 2 {
+			t.Fatalf("%d entries of the layer in app/cross (%v), want the whole skeleton and a pruned placeholder", poisoned, tags)
+		}
 		stderr := buildOn(runner(t), dst.Host()+"/app/cross:4")
 		if !strings.Contains(stderr, "ignoring the entry") || !strings.Contains(stderr, "outside the Windows layout") {
 			t.Errorf("no note of the poisoned entry:\n%s", tail(stderr, 30))
