@@ -8,9 +8,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -107,4 +109,36 @@ func (f *Flags) Config(ctx context.Context, log io.Writer, run Runner) (Config, 
 		c.Dist = filepath.Join(root, c.Dist)
 	}
 	return c, nil
+}
+
+// Command is the skeleton of both release commands (make release, make
+// release-dry-run): the shared flags and those extra defines on one flag
+// set, parsed from the process's arguments, the Config they give (with
+// run as Config.Imgctl) handed to body under a context that SIGINT and
+// SIGTERM cancel, and an error printed as "name: error" with exit status
+// 1.
+func Command(name string, run Runner, extra func(*flag.FlagSet), body func(context.Context, Config) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := parseAndRun(ctx, name, os.Args[1:], os.Stdout, run, extra, body)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
+	}
+}
+
+func parseAndRun(ctx context.Context, name string, args []string, log io.Writer, run Runner, extra func(*flag.FlagSet), body func(context.Context, Config) error) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	flags := AddFlags(fs)
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c, err := flags.Config(ctx, log, run)
+	if err != nil {
+		return err
+	}
+	return body(ctx, c)
 }

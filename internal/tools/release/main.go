@@ -15,55 +15,36 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
-	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/imgctl/imgctl/cmd/imgctl/cli"
 	"github.com/imgctl/imgctl/internal/release"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "release:", err)
-		os.Exit(1)
-	}
-}
-
-func run(ctx context.Context, args []string, log io.Writer) error {
-	fs := flag.NewFlagSet("release", flag.ContinueOnError)
-	flags := release.AddFlags(fs)
-	repository := fs.String("repository", os.Getenv("IMAGE_REPOSITORY"), "image repository, e.g. registry.example.com/imgctl (real run)")
-	linuxBase := fs.String("linux-base", "gcr.io/distroless/static:nonroot", "base of the Linux variants (real run)")
-	win2022 := fs.String("windows-base-ltsc2022", "mcr.microsoft.com/windows/nanoserver:ltsc2022", "base of the ltsc2022 variant (real run)")
-	win2025 := fs.String("windows-base-ltsc2025", "mcr.microsoft.com/windows/nanoserver:ltsc2025", "base of the ltsc2025 variant (real run)")
-	if err := fs.Parse(args); err != nil {
+	var repository, linuxBase, win2022, win2025 *string
+	release.Command("release", cli.Execute, func(fs *flag.FlagSet) {
+		repository = fs.String("repository", os.Getenv("IMAGE_REPOSITORY"), "image repository, e.g. registry.example.com/imgctl (real run)")
+		linuxBase = fs.String("linux-base", "gcr.io/distroless/static:nonroot", "base of the Linux variants (real run)")
+		win2022 = fs.String("windows-base-ltsc2022", "mcr.microsoft.com/windows/nanoserver:ltsc2022", "base of the ltsc2022 variant (real run)")
+		win2025 = fs.String("windows-base-ltsc2025", "mcr.microsoft.com/windows/nanoserver:ltsc2025", "base of the ltsc2025 variant (real run)")
+	}, func(ctx context.Context, c release.Config) error {
+		if *repository == "" {
+			return errors.New("-repository (or $IMAGE_REPOSITORY) is required")
+		}
+		c.Repository, c.LinuxBase = *repository, *linuxBase
+		c.WindowsBases = map[string]string{"ltsc2022": *win2022, "ltsc2025": *win2025}
+		c.PublicKey = os.Getenv("COSIGN_PUBLIC_KEY")
+		key, cleanup, err := keyFile(os.Getenv("COSIGN_KEY"))
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		c.Key = key
+		_, err = release.Run(ctx, c)
 		return err
-	}
-	c, err := flags.Config(ctx, log, cli.Execute)
-	if err != nil {
-		return err
-	}
-	if *repository == "" {
-		return errors.New("-repository (or $IMAGE_REPOSITORY) is required")
-	}
-	c.Repository, c.LinuxBase = *repository, *linuxBase
-	c.WindowsBases = map[string]string{"ltsc2022": *win2022, "ltsc2025": *win2025}
-	c.PublicKey = os.Getenv("COSIGN_PUBLIC_KEY")
-	key, cleanup, err := keyFile(os.Getenv("COSIGN_KEY"))
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	c.Key = key
-	_, err = release.Run(ctx, c)
-	return err
+	})
 }
 
 // keyFile returns the cosign key file $COSIGN_KEY names. A CI secret holds

@@ -8,14 +8,10 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/imgctl/imgctl/cmd/imgctl/cli"
@@ -24,26 +20,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "release dry run:", err)
-		os.Exit(1)
-	}
-}
-
-func run(ctx context.Context, args []string, log io.Writer) error {
-	fs := flag.NewFlagSet("releasedryrun", flag.ContinueOnError)
-	flags := release.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	c, err := flags.Config(ctx, log, cli.Execute)
-	if err != nil {
-		return err
-	}
-	return dryRun(ctx, c)
+	release.Command("release dry run", cli.Execute, nil, dryRun)
 }
 
 // dryRun runs the release against buildtest.StartLocal with a key pair
