@@ -69,8 +69,10 @@ func (r *Result) Metadata() Metadata {
 	return m
 }
 
-// WriteMetadata writes the metadata as indented JSON to path.
-func WriteMetadata(path string, m Metadata) error {
+// WriteMetadata writes the metadata as indented JSON to path: one build's,
+// or several keyed by name (imgctl bake's targets, as buildx bake keys its
+// metadata file).
+func WriteMetadata[M Metadata | map[string]Metadata](path string, m M) error {
 	dt, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding metadata: %w", err)

@@ -34,6 +34,18 @@ func contextDir(t *testing.T) string {
 	return dir
 }
 
+// bakeFile writes a bake file whose one target builds ctx to a registry
+// that does not answer: imgctl bake fails on the tag check (exit 2).
+func bakeFile(t *testing.T, ctx string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "docker-bake.hcl")
+	hcl := "target \"default\" {\n  context = \"" + ctx + "\"\n  platforms = [\"ltsc2022\"]\n  tags = [\"127.0.0.1:1/hello:1\"]\n}\n"
+	if err := os.WriteFile(f, []byte(hcl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // TestRunScript runs the action's verb step (scripts/action/run.sh) with
 // the action's inputs as the composite step passes them, on the real
 // imgctl, and checks its exit code, its outputs and what imgctl was given.
@@ -60,6 +72,8 @@ func TestRunScript(t *testing.T) {
 			wantCode: 1, want: map[string]string{"exit-code": "1", "metadata-file": "*"}},
 		{name: "build keeps the metadata file it was given", inputs: []string{"IMGCTL_COMMAND=build", "IMGCTL_ARGS=--windows=ltsc2022\n--metadata-file=/tmp/m.json\n--tag=127.0.0.1:1/hello:1\n" + ctx},
 			wantCode: 1, want: map[string]string{"exit-code": "1", "metadata-file": "/tmp/m.json"}},
+		{name: "bake gets a metadata file, and no digest", inputs: []string{"IMGCTL_COMMAND=bake", "IMGCTL_ARGS=--file=" + bakeFile(t, ctx)},
+			wantCode: 2, want: map[string]string{"exit-code": "2", "metadata-file": "*"}, stderr: "failed (exit 2)"},
 		{name: "no shell in the command", inputs: []string{"IMGCTL_COMMAND=version; touch pwned"},
 			wantCode: 2, stderr: "is not an imgctl verb"},
 		{name: "no command", wantCode: 2, stderr: "no command given"},

@@ -13,9 +13,9 @@
 #   IMGCTL_OUTPUT_FILE       also write imgctl's stdout to this file
 #   RUNNER_TEMP, GITHUB_OUTPUT
 #
-# Writes the outputs exit-code, and for build metadata-file (imgctl's
-# --metadata-file, a temporary file unless the arguments name one) and
-# digest (the index digest, read from it).
+# Writes the outputs exit-code, and for build and bake metadata-file
+# (imgctl's --metadata-file, a temporary file unless the arguments name
+# one), and for build digest (the index digest, read from it).
 set -euo pipefail
 
 fail() {
@@ -44,7 +44,7 @@ while IFS= read -r line || [ -n "$line" ]; do
 done <<<"${IMGCTL_ARGS:-}"
 
 metadata=""
-if [ "${cmd[0]}" = build ]; then
+if [ "${cmd[0]}" = build ] || [ "${cmd[0]}" = bake ]; then
 	for i in ${args[@]+"${!args[@]}"}; do
 		case "${args[$i]}" in
 		--metadata-file=*) metadata="${args[$i]#--metadata-file=}" ;;
@@ -77,9 +77,10 @@ set -e
 echo "exit-code=$code" >>"$GITHUB_OUTPUT"
 if [ -n "$metadata" ]; then
 	echo "metadata-file=$metadata" >>"$GITHUB_OUTPUT"
-	if [ "$code" -eq 0 ]; then
+	if [ "$code" -eq 0 ] && [ "${cmd[0]}" = build ]; then
 		# The file is imgctl's: {"index": {"ref": ..., "digest": ...}, ...},
-		# index first. Read without jq, which not every runner has.
+		# index first (bake's is keyed by target: no one digest). Read
+		# without jq, which not every runner has.
 		digest=$(tr -d ' \t\r\n' <"$metadata" | sed -n 's/^{"index":{[^}]*"digest":"\([^"]*\)".*/\1/p')
 		[ -n "$digest" ] || fail "no index digest in $metadata"
 		echo "digest=$digest" >>"$GITHUB_OUTPUT"

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -10,12 +11,14 @@ import (
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/util/progress/progressui"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/build/graft"
 	"github.com/imgctl/imgctl/build/nodes"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -89,14 +92,10 @@ verify, 2 on usage, builder, build or registry errors.`,
 	}
 	fl := cmd.Flags()
 	o.variantFlags.add(fl)
-	o.nodeFlags.add(fl)
+	o.addBuilderFlags(fl)
+	o.addRunFlags(fl)
 	fl.StringArrayVarP(&o.tags, "tag", "t", nil, "tag to push the index to, repeatable in one repository (required; never overwritten without --force)")
 	fl.BoolVar(&o.force, "force", false, "overwrite an existing tag")
-	fl.StringVar(&o.builder, "builder", "", "BuildKit address (unix://, tcp://, docker-container://NAME: any value with ://) or a buildx builder instance name (docker buildx create; drivers remote, docker-container, kubernetes); default $BUILDKIT_HOST, else the instance $BUILDX_BUILDER, else "+nodes.DefaultBuilderAddress)
-	fl.StringVar(&o.tls.CACert, "tlscacert", "", "CA certificate of a tcp:// builder")
-	fl.StringVar(&o.tls.Cert, "tlscert", "", "client certificate for a tcp:// builder")
-	fl.StringVar(&o.tls.Key, "tlskey", "", "client key for a tcp:// builder")
-	fl.StringVar(&o.tls.ServerName, "tls-server-name", "", "server name to check in the builder's certificate")
 	fl.StringArrayVar(&o.secrets, "secret", nil, "secret for RUN --mount=type=secret: id=ID,src=PATH or id=ID,env=VAR")
 	fl.StringArrayVar(&o.ssh, "ssh", nil, "SSH agent or keys for RUN --mount=type=ssh: default or ID=PATH[,PATH]")
 	fl.StringArrayVar(&o.cacheFrom, "cache-from", nil, "cache import, e.g. type=registry,ref=REG/app:cache")
@@ -106,14 +105,30 @@ verify, 2 on usage, builder, build or registry errors.`,
 		"read only if this build may write it: whoever writes it decides the directory metadata of the Windows stages' layers")
 	fl.BoolVar(&o.windowsPlain, "windows-plain", false, "build Windows variants on BuildKit's plain path, which downloads and unpacks each base, instead of grafting the stage's layers onto it")
 	fl.StringVar(&o.syntaxImage, "syntax-image", "", "Dockerfile frontend image to use (default: the daemon's built-in frontend; # syntax= lines are ignored)")
-	fl.StringVar(&o.progress, "progress", "auto", "progress output: auto, plain, tty, quiet or rawjson (on stderr)")
-	fl.StringVar(&o.metadataFile, "metadata-file", "", "write the index and per-platform digests as JSON to this file")
 	fl.StringArrayVar(&o.annotations, "annotation", nil, "index annotation key=value, repeatable")
 	fl.StringVar(&o.provenance, "provenance", "mode=min", "SLSA provenance attestation per image: mode=min, mode=max (min, max; true or fields without a mode = max, as buildx), false for none; builder-id=URI names the builder")
 	fl.StringVar(&o.sbom, "sbom", "", "SPDX SBOM attestation per image: --sbom (BuildKit's default scanner), --sbom=generator=IMAGE, --sbom=false; downloads every base")
 	fl.Lookup("sbom").NoOptDefVal = "true"
-	fl.BoolVar(&o.noVerify, "no-verify", false, "skip verify after the push")
 	return cmd
+}
+
+// addBuilderFlags adds the flags that pick the daemons, which build and
+// bake share: --builder, the --tls* flags, --node and --builders.
+func (o *buildOptions) addBuilderFlags(fl *pflag.FlagSet) {
+	o.nodeFlags.add(fl)
+	fl.StringVar(&o.builder, "builder", "", "BuildKit address (unix://, tcp://, docker-container://NAME: any value with ://) or a buildx builder instance name (docker buildx create; drivers remote, docker-container, kubernetes); default $BUILDKIT_HOST, else the instance $BUILDX_BUILDER, else "+nodes.DefaultBuilderAddress)
+	fl.StringVar(&o.tls.CACert, "tlscacert", "", "CA certificate of a tcp:// builder")
+	fl.StringVar(&o.tls.Cert, "tlscert", "", "client certificate for a tcp:// builder")
+	fl.StringVar(&o.tls.Key, "tlskey", "", "client key for a tcp:// builder")
+	fl.StringVar(&o.tls.ServerName, "tls-server-name", "", "server name to check in the builder's certificate")
+}
+
+// addRunFlags adds the flags about a run's output that build and bake
+// share: --progress, --metadata-file and --no-verify.
+func (o *buildOptions) addRunFlags(fl *pflag.FlagSet) {
+	fl.StringVar(&o.progress, "progress", "auto", "progress output: auto, plain, tty, quiet or rawjson (on stderr)")
+	fl.StringVar(&o.metadataFile, "metadata-file", "", "write the index and per-platform digests as JSON to this file")
+	fl.BoolVar(&o.noVerify, "no-verify", false, "skip verify after the push")
 }
 
 // options turns the flags into build.Options; errors wrap ErrUsage.
@@ -127,12 +142,11 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 	if err != nil {
 		return bo, err
 	}
-	bo.Tag, bo.AlsoTags, bo.Force, bo.Registry, bo.NoCache, bo.SyntaxImage = tag, also, o.force, rc, o.noCache, o.syntaxImage
-	bo.WindowsPlain, bo.SkeletonCache, bo.SkeletonRepository = o.windowsPlain, graft.SkeletonCacheDir(), o.skeletonCache
-	if err := o.selectBuilder(cmd.Context(), &bo, cmd.ErrOrStderr()); err != nil {
+	bo.Tag, bo.AlsoTags, bo.Force, bo.NoCache, bo.SyntaxImage = tag, also, o.force, o.noCache, o.syntaxImage
+	bo.WindowsPlain, bo.SkeletonRepository = o.windowsPlain, o.skeletonCache
+	if err := o.runOptions(cmd, ro, rc, &bo); err != nil {
 		return bo, err
 	}
-	bo.Logger, bo.Stderr = ro.logger(cmd), cmd.ErrOrStderr()
 	if bo.Annotations, err = keyValues("--annotation", o.annotations, false); err != nil {
 		return bo, err
 	}
@@ -168,49 +182,40 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 			*c.out = append(*c.out, e)
 		}
 	}
-	switch progressui.DisplayMode(o.progress) {
-	case progressui.AutoMode, progressui.PlainMode, progressui.TtyMode, progressui.QuietMode, progressui.RawJSONMode:
-	default:
-		return bo, fmt.Errorf("%w: --progress %q: want auto, plain, tty, quiet or rawjson", ErrUsage, o.progress)
-	}
 	return bo, nil
 }
 
-func (o *buildOptions) run(cmd *cobra.Command, ro *rootOptions, contextDir string) error {
-	if _, file := cmd.ErrOrStderr().(*os.File); !file { // a file stays one, so that --progress auto finds a terminal
-		cmd.SetErr(&lockedWriter{w: cmd.ErrOrStderr()})
+// runOptions sets in bo what build and bake share: the command's registry
+// client, the builder and nodes, the skeleton cache directory, the logger
+// and stderr; and it checks --progress. Errors wrap ErrUsage.
+func (o *buildOptions) runOptions(cmd *cobra.Command, ro *rootOptions, rc *registry.Client, bo *build.Options) error {
+	switch progressui.DisplayMode(o.progress) {
+	case progressui.AutoMode, progressui.PlainMode, progressui.TtyMode, progressui.QuietMode, progressui.RawJSONMode:
+	default:
+		return fmt.Errorf("%w: --progress %q: want auto, plain, tty, quiet or rawjson", ErrUsage, o.progress)
 	}
+	bo.Registry, bo.SkeletonCache = rc, graft.SkeletonCacheDir()
+	if err := o.selectBuilder(cmd.Context(), bo, cmd.ErrOrStderr()); err != nil {
+		return err
+	}
+	bo.Logger, bo.Stderr = ro.logger(cmd), cmd.ErrOrStderr()
+	return nil
+}
+
+func (o *buildOptions) run(cmd *cobra.Command, ro *rootOptions, contextDir string) error {
+	lockStderr(cmd)
 	bo, err := o.options(cmd, ro, contextDir)
 	if err != nil {
 		return err
 	}
-	ctx, stderr := cmd.Context(), cmd.ErrOrStderr()
-	display, err := progressui.NewDisplay(stderr, progressui.DisplayMode(o.progress))
+	pr, err := startProgress(cmd, o.progress)
 	if err != nil {
-		return fmt.Errorf("%w: --progress: %w", ErrUsage, err)
+		return err
 	}
-	bo.Status = make(chan *client.SolveStatus)
-	drawn := make(chan struct{})
-	go func() {
-		defer close(drawn)
-		_, _ = display.UpdateFrom(ctx, bo.Status)
-	}()
-	// Notes wait for the progress display to finish, so as not to break
-	// into it, and are printed whether the build succeeded or not.
-	var notes []string
-	var mu sync.Mutex
-	bo.Note = func(n string) {
-		mu.Lock()
-		defer mu.Unlock()
-		notes = append(notes, n)
-	}
-	res, err := build.Build(ctx, bo)
-	<-drawn
-	mu.Lock()
-	for _, n := range notes {
-		fmt.Fprintf(stderr, "note: %s\n", n)
-	}
-	mu.Unlock()
+	bo.Status, bo.Note = pr.status, pr.note
+	res, err := build.Build(cmd.Context(), bo)
+	pr.wait()
+	stderr := cmd.ErrOrStderr()
 	if pe := (*lint.Error)(nil); errors.As(err, &pe) {
 		if perr := printFindings(cmd.OutOrStdout(), ro.output, pe.Findings[0].File, pe.Findings); perr != nil {
 			return perr
@@ -236,12 +241,8 @@ func (o *buildOptions) run(cmd *cobra.Command, ro *rootOptions, contextDir strin
 func (o *buildOptions) report(cmd *cobra.Command, ro *rootOptions, bo build.Options, res *build.Result, meta build.Metadata) error {
 	var rep *verify.Report
 	if !o.noVerify {
-		targets, err := platform.ParseTargets(bo.Variants.Windows)
-		if err != nil {
-			return fmt.Errorf("%w: --windows: %w", ErrUsage, err)
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "verifying %s\n", res.Index.Ref)
-		if rep, err = verifyPushed(cmd.Context(), bo.Registry, res.Index, verify.Options{Targets: targets, RequirePlatforms: builtPlatforms(res)}); err != nil {
+		var err error
+		if rep, err = verifyBuilt(cmd, bo.Registry, bo.Variants.Windows, res); err != nil {
 			return err
 		}
 	}
@@ -260,6 +261,71 @@ func (o *buildOptions) report(cmd *cobra.Command, ro *rootOptions, bo build.Opti
 		return ErrCheckFailed
 	}
 	return err
+}
+
+// verifyBuilt verifies a pushed build's index with the Windows releases
+// windows as targets and every built platform required.
+func verifyBuilt(cmd *cobra.Command, rc *registry.Client, windows []string, res *build.Result) (*verify.Report, error) {
+	targets, err := platform.ParseTargets(windows)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --windows: %w", ErrUsage, err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "verifying %s\n", res.Index.Ref)
+	return verifyPushed(cmd.Context(), rc, res.Index, verify.Options{Targets: targets, RequirePlatforms: builtPlatforms(res)})
+}
+
+// lockStderr makes the command's stderr safe for the progress display,
+// notes and logs to share. A file stays one, so that --progress auto
+// finds a terminal.
+func lockStderr(cmd *cobra.Command) {
+	if _, file := cmd.ErrOrStderr().(*os.File); !file {
+		cmd.SetErr(&lockedWriter{w: cmd.ErrOrStderr()})
+	}
+}
+
+// progress is a run's --progress display on stderr, and the notes that
+// wait for it to finish, so as not to break into it.
+type progress struct {
+	status chan *client.SolveStatus
+	drawn  chan struct{}
+	stderr io.Writer
+	mu     sync.Mutex
+	notes  []string
+}
+
+// startProgress starts the display of mode; its status channel is for
+// build.Options.Status (the build closes it), note for Options.Note.
+func startProgress(cmd *cobra.Command, mode string) (*progress, error) {
+	stderr := cmd.ErrOrStderr()
+	display, err := progressui.NewDisplay(stderr, progressui.DisplayMode(mode))
+	if err != nil {
+		return nil, fmt.Errorf("%w: --progress: %w", ErrUsage, err)
+	}
+	p := &progress{status: make(chan *client.SolveStatus), drawn: make(chan struct{}), stderr: stderr}
+	go func() {
+		defer close(p.drawn)
+		_, _ = display.UpdateFrom(cmd.Context(), p.status)
+	}()
+	return p, nil
+}
+
+// note keeps a note for wait to print; it may be called from several
+// goroutines at once.
+func (p *progress) note(n string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notes = append(p.notes, n)
+}
+
+// wait waits for the display to finish (the status channel closed) and
+// prints the notes, whether the build succeeded or not.
+func (p *progress) wait() {
+	<-p.drawn
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, n := range p.notes {
+		fmt.Fprintf(p.stderr, "note: %s\n", n)
+	}
 }
 
 // builtPlatforms are the platforms verify requires: each variant's.

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/distribution/reference"
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/session/secrets/secretsprovider"
 	"github.com/moby/buildkit/session/sshforward/sshprovider"
@@ -153,23 +152,13 @@ func parseProvenance(s string) (*build.Provenance, error) {
 	if s == build.ProvenanceMin || s == build.ProvenanceMax {
 		return &build.Provenance{Mode: s}, nil
 	}
-	p := &build.Provenance{Mode: build.ProvenanceMax}
 	fields, off, err := attestFields("--provenance", s)
 	if err != nil || off {
 		return nil, err
 	}
-	for k, v := range fields {
-		switch k {
-		case "mode":
-			if v != build.ProvenanceMin && v != build.ProvenanceMax {
-				return nil, fmt.Errorf("%w: --provenance %q: mode must be min or max", ErrUsage, s)
-			}
-			p.Mode = v
-		case "builder-id":
-			p.BuilderID = v
-		default:
-			return nil, fmt.Errorf("%w: --provenance %q: unknown key %q (want mode=min|max, builder-id=URI, true or false)", ErrUsage, s, k)
-		}
+	p, err := build.ProvenanceFromFields(fields)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --provenance %q: %w", ErrUsage, s, err)
 	}
 	return p, nil
 }
@@ -192,19 +181,9 @@ func parseSBOM(s string) (*build.SBOM, error) {
 	if err != nil || off {
 		return nil, err
 	}
-	sb := &build.SBOM{}
-	for k, v := range fields {
-		switch k {
-		case "generator":
-			// BuildKit's own parse of the generator, so that a bad image
-			// name is a usage error here, not a build error later.
-			if _, err := reference.ParseNormalizedNamed(v); err != nil {
-				return nil, fmt.Errorf("%w: --sbom %q: generator: %w", ErrUsage, s, err)
-			}
-			sb.Generator = v
-		default:
-			return nil, fmt.Errorf("%w: --sbom %q: unknown key %q (want generator=IMAGE, true or false)", ErrUsage, s, k)
-		}
+	sb, err := build.SBOMFromFields(fields)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --sbom %q: %w", ErrUsage, s, err)
 	}
 	return sb, nil
 }

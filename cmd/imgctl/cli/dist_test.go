@@ -4,10 +4,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/docker/cli/cli/config"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -23,6 +25,19 @@ import (
 // (internal/disttest): htpasswd auth on every request, credentials from the
 // Docker config, blobs linked per repository, and no referrers API. They
 // set DOCKER_CONFIG, so none is parallel.
+
+// distLogin starts a distribution registry and logs in to it, as docker
+// login would, in a Docker config the test's process reads (the Docker
+// CLI's config package keeps its directory; it is set back afterwards).
+func distLogin(t *testing.T) *disttest.Registry {
+	t.Helper()
+	dst := disttest.New(t, disttest.Options{})
+	dst.Login(t)
+	prevDir := config.Dir()
+	config.SetDir(os.Getenv(config.EnvOverrideConfigDir))
+	t.Cleanup(func() { config.SetDir(prevDir) })
+	return dst
+}
 
 // distHead returns the digest s (a full reference) points to on reg, read
 // with reg's credentials, or "" when it does not exist.

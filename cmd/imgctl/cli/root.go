@@ -85,7 +85,7 @@ func newRoot() (*cobra.Command, *rootOptions) {
 		newInspectCmd(o),
 		newIndexCmd(o),
 		newSignCmd(o), newKeygenCmd(o), newPromoteCmd(o),
-		newBuildCmd(o), newLintCmd(o),
+		newBuildCmd(o), newBakeCmd(o), newLintCmd(o),
 		newBasesCmd(o),
 		newRebaseCmd(o),
 		newCheckWorkloadCmd(o),
