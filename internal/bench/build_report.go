@@ -29,7 +29,7 @@ type buildReport struct {
 	// startup is each tool's process start-up alone (measureStartup).
 	startup map[string]time.Duration
 	// extra are sections rendered elsewhere, by case name (coldCase,
-	// servercoreCase), and extraGoals their goals for the terminal.
+	// servercoreCase, bakeCase), and extraGoals their goals for the terminal.
 	extra      map[string]string
 	extraGoals []goal
 }
@@ -255,7 +255,7 @@ func writeResults(ctx context.Context, path, md string, br *buildReport) error {
 	for _, c := range buildCases() {
 		names = append(names, c.Name())
 	}
-	for _, n := range append(names, coldCase, servercoreCase) {
+	for _, n := range append(names, coldCase, servercoreCase, bakeCase) {
 		if s, ok := newSections[n]; ok {
 			sections = append(sections, s)
 		} else if s, ok := oldSections[n]; ok {

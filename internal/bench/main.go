@@ -43,6 +43,9 @@ type options struct {
 	baseline   string
 	scSize     byteSize
 	scEntries  int
+	// bakeTargets and bakeJobs are the bake case's targets and --jobs.
+	bakeTargets int
+	bakeJobs    int
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -51,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.runs, "runs", 5, "measured runs per tool and case; the report shows medians")
 	fs.StringVar(&o.out, "out", "", "report file (default "+benchDir+"/RESULTS.md in the module root)")
-	fs.StringVar(&o.cases, "cases", "", "comma-separated case names to run (default all but "+servercoreCase+", which runs only when named)")
+	fs.StringVar(&o.cases, "cases", "", "comma-separated case names to run (default all but "+servercoreCase+" and "+bakeCase+", which run only when named)")
 	fs.StringVar(&o.tools, "tools", "", "comma-separated tool names to run (default all)")
 	fs.BoolVar(&o.skipVerify, "skip-verify-row", false, "do not measure imgctl with its post-push verification on")
 	fs.StringVar(&o.trace, "trace", "", "write every run's requests to DIR/<case>/<tool>-runN.log")
@@ -62,11 +65,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o.scSize = scDefaultSize
 	fs.Var(&o.scSize, "servercore-size", "content bytes of "+servercoreCase+"'s base (random, so at least as many compressed), e.g. 64MiB or 2GiB")
 	fs.IntVar(&o.scEntries, "servercore-entries", scDefaultEntries, "tar entries of "+servercoreCase+"'s base over its layers")
+	fs.IntVar(&o.bakeTargets, "bake-targets", bakeDefaultTargets, "targets in the bake file of the "+bakeCase+" case (each built for linux/amd64 and "+bakeRelease+")")
+	fs.IntVar(&o.bakeJobs, "bake-jobs", bakeDefaultJobs, "imgctl bake --jobs in the "+bakeCase+" case")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if o.runs < 1 || o.buildRuns < 0 {
 		return errors.New("-runs must be at least 1")
+	}
+	if o.bakeTargets < 1 || o.bakeJobs < 1 {
+		return errors.New("-bake-targets and -bake-jobs must be at least 1")
 	}
 	if o.buildRuns == 0 {
 		o.buildRuns = o.runs
@@ -126,6 +134,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			brep = &buildReport{}
 		}
 		brep.addExtra(servercoreCase, sec, gs)
+	}
+	// The bake case is opt-in too: -cases must name it (bake_case.go).
+	if bakeSelected(o.cases) {
+		sec, gs, err := runBake(ctx, o, root, binDir, work, stderr)
+		if err != nil {
+			return err
+		}
+		if brep == nil {
+			brep = &buildReport{}
+		}
+		brep.addExtra(bakeCase, sec, gs)
 	}
 	if len(tools) == 0 || len(cs) == 0 && len(dcs) == 0 {
 		if brep == nil {

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/imgctl/imgctl/internal/regtest"
+)
+
+// bakeStats is one row's figures over its runs.
+type bakeStats struct {
+	ok, failed           int
+	firstErr             error
+	wall, wallLo, wallHi time.Duration
+	sum                  summary // request medians of the successful runs
+	// solves are the first successful run's solves on builders A and B;
+	// solvesVary: a later run's differ.
+	solves     [2]map[string]int
+	solvesVary bool
+	solvesErr  error
+	checkErr   error // the first run's whose tags read back wrong
+}
+
+func (r *bakeRow) stats() bakeStats {
+	var s bakeStats
+	var ss []sample
+	first := true
+	for _, run := range r.runs {
+		if run.Err != nil {
+			s.failed++
+			if s.firstErr == nil {
+				s.firstErr = run.Err
+			}
+			continue
+		}
+		s.ok++
+		ss = append(ss, run.sample)
+		if s.checkErr == nil {
+			s.checkErr = run.checkErr
+		}
+		if s.solvesErr == nil {
+			s.solvesErr = run.solvesErr
+		}
+		if first {
+			s.solves, first = run.solves, false
+		} else if !maps.Equal(s.solves[0], run.solves[0]) || !maps.Equal(s.solves[1], run.solves[1]) {
+			s.solvesVary = true
+		}
+	}
+	if s.ok == 0 {
+		return s
+	}
+	s.sum = summarize(ss)
+	s.wall = s.sum.Wall
+	s.wallLo, s.wallHi = wallRange(ss)
+	return s
+}
+
+// row is the row of kind k, or nil.
+func (rep *bakeReport) row(k bakeRowKind) *bakeRow {
+	for _, r := range rep.rows {
+		if r.kind == k {
+			return r
+		}
+	}
+	return nil
+}
+
+// compare is goal g on rows a and b, measured and without failures: ok
+// reports whether pass(median a, median b) holds, and the detail gives
+// both medians and their ratio.
+func (rep *bakeReport) compare(g goal, a, b bakeRowKind, pass func(a, b time.Duration) bool) goal {
+	ra, rb := rep.row(a), rep.row(b)
+	switch {
+	case ra == nil || rb == nil:
+		g.detail = "a row was not measured."
+		return g
+	case ra.stats().ok == 0 || ra.stats().failed > 0:
+		g.detail = fmt.Sprintf("`%s` failed: %s.", ra.name, errText(ra.stats().firstErr))
+		return g
+	case rb.stats().ok == 0 || rb.stats().failed > 0:
+		g.detail = fmt.Sprintf("`%s` failed: %s.", rb.name, errText(rb.stats().firstErr))
+		return g
+	}
+	sa, sb := ra.stats(), rb.stats()
+	g.ok = sb.wall > 0 && pass(sa.wall, sb.wall)
+	g.detail = fmt.Sprintf("`%s` %s vs `%s` %s: **%.2f×** (medians).", ra.name, fmtWall(sa.wall), rb.name, fmtWall(sb.wall),
+		wallRatio(sa.wall, sb.wall))
+	for _, s := range []bakeStats{sa, sb} {
+		if s.checkErr != nil {
+			g.ok = false
+			g.detail += " A result read back wrong: " + hostRE.ReplaceAllString(errText(s.checkErr), "HOST") + "."
+		}
+	}
+	return g
+}
+
+// goals are the issue's two: the bake on one builder no slower than the
+// builds one after the other (within bakeSlowerLimit), and on two
+// builders faster.
+func (rep *bakeReport) goals() []goal {
+	slower := rep.compare(goal{title: fmt.Sprintf("%s: a bake of %d targets no slower than %d imgctl builds one after the other "+
+		"(1 builder, within %.0f%%)", bakeCase, rep.targets, rep.targets, (bakeSlowerLimit-1)*100)},
+		bakeOneBuilder, bakeBuilds, func(a, b time.Duration) bool { return float64(a) <= float64(b)*bakeSlowerLimit })
+	faster := rep.compare(goal{title: fmt.Sprintf("%s: on 2 builders, a bake of %d targets faster than %d imgctl builds one after the other",
+		bakeCase, rep.targets, rep.targets)},
+		bakeTwoBuilders, bakeBuilds, func(a, b time.Duration) bool { return a < b })
+	if one, two := rep.row(bakeOneBuilder), rep.row(bakeTwoBuilders); one != nil && two != nil {
+		if s1, s2 := one.stats(), two.stats(); s1.ok > 0 && s2.ok > 0 {
+			faster.detail += fmt.Sprintf(" Against the bake on 1 builder: %.2f×.", wallRatio(s2.wall, s1.wall))
+		}
+	}
+	return []goal{slower, faster}
+}
+
+// placeholders is the spec as the report shows commands: HOST, the
+// builders A and B, CONTEXT.
+func (rep *bakeReport) placeholders() bakeSpec {
+	p := rep.spec
+	p.host, p.addrA, p.addrB, p.ctxDir = "HOST", "unix:///A/buildkitd.sock", "unix:///B/buildkitd.sock", "CONTEXT"
+	p.linuxBase = "HOST/bases/distroless/static:nonroot"
+	p.windowsBase = "HOST/bases/nanoserver:{ltsc}"
+	return p
+}
+
+// command is row k's command line as the report shows it.
+func (rep *bakeReport) command(k bakeRowKind) string {
+	p := rep.placeholders()
+	if k == bakeBuilds {
+		cmd := strings.Join(bakeBuildArgs(p, 0, bakeTags("HOST", k, 1, 1)[0]), " ")
+		cmd = strings.NewReplacer("t1:v1", "tI:v1", "NAME=t1", "NAME=tI", "/run1/", "/runR/").Replace(cmd)
+		return "for I in 1.." + fmt.Sprint(rep.targets) + ": `imgctl " + cmd + "`"
+	}
+	return "`imgctl " + strings.Join(bakeArgs(p, k, "docker-bake.hcl"), " ") + "`"
+}
+
+// section renders the case for RESULTS.md.
+func (rep *bakeReport) section(ctx context.Context) string {
+	now := rep.now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	n := rep.targets
+	w("<!-- build-case:%s:begin -->\n", bakeCase)
+	w("## %s: A bake of %d targets against %d imgctl builds one after the other, on 1 and 2 builders\n\n", bakeCase, n, n)
+	version := "imgctl"
+	if len(rep.rows) > 0 {
+		version += " " + rep.rows[0].tool.Version()
+	}
+	w("Measured on %s: %s %s/%s, nproc %s; %s; `-bake-targets %d -bake-jobs %d`; median of %d timed runs per row.\n\n",
+		now.UTC().Format("2006-01-02 15:04 MST"), runtime.Version(), runtime.GOOS, runtime.GOARCH, nproc(ctx), version,
+		n, rep.jobs, rep.runs)
+	w("### Method\n\n")
+	w("- **Registry**: the CNCF distribution registry (bin/registry, htpasswd auth) behind the bench's counting proxy; "+
+		"every imgctl logs in through its private Docker config. Bases: `HOST/bases/distroless/static:nonroot` "+
+		"(distroless-like, linux/amd64) and `HOST/bases/nanoserver:%s` (nanoserver-shaped, windows/amd64, os.version %s, "+
+		"one layer of %s bytes: %s random bytes in the Windows layout).\n", bakeRelease, regtest.OSVersionLTSC2025,
+		thousands(rep.baseSize), thousands(bakeBasePayload))
+	w("- **Targets**: one bake file of %d targets `t1`…`t%d` (a default group of all), each the Dockerfile below with "+
+		"`NAME=tI`, so each copies its own file and no two targets share a layer; platforms linux/amd64 and %s (one Linux "+
+		"solve and one Windows solve per target: the Windows stage has COPY only and is grafted onto its base). Target "+
+		"`t1` of the bake file:\n\n", n, n, bakeRelease)
+	w("```hcl\n%s```\n\n", bakeTargetHCL(rep.placeholders(), 0, bakeTags("HOST", bakeOneBuilder, 1, 1)[0]))
+	w("```dockerfile\n%s```\n\n", bakeDockerfile)
+	w("- **Tags**: each target its own repository and tag, fresh in every run (tags are immutable in imgctl): "+
+		"`HOST/bench/%s/<row>/runR/tI:v1`, the warm-up's `.../warmup/tI:v1`.\n", bakeCase)
+	w("- **Rows**: every row runs with `--progress quiet --no-verify` and imgctl's default provenance (mode=min, a SLSA " +
+		"provenance attestation per image, which bake also adds by default); the builds get the platforms, release, base " +
+		"and args that bake derives from each target's block:\n")
+	for _, k := range bakeKinds {
+		w("  - `%s`: %s.", bakeRowName(k, n, rep.jobs), rep.command(k))
+		switch k {
+		case bakeBuilds:
+			w(" %d processes, each waiting for the one before.", n)
+		case bakeOneBuilder:
+			w(" One process, %d targets at once, every solve on builder A.", rep.jobs)
+		case bakeTwoBuilders:
+			w(" One process, %d targets at once; each target's Linux solve goes to builder A and its Windows solve to "+
+				"builder B (bake spreads platforms over nodes, as build does, not whole targets).", rep.jobs)
+		}
+		w("\n")
+	}
+	w("- **Builder state: warm.** Two buildkitd daemons (A and B, this module's, runc worker) are started fresh for the " +
+		"case and serve every run of every row. Before the timed runs each row does one untimed warm-up run of the same " +
+		"command into its own fresh tags, in row order, so that every timed solve is a cache hit on the daemon that runs " +
+		"it (row 3's warm-up fills B) and each row's imgctl, with its own HOME, has its local skeleton cache filled. What " +
+		"is timed is the lint, the solves (cached), BuildKit's export and push of each image, the base resolution and the " +
+		"index merge and push of each target, and for the builds the start-up of each process. The order of the rows " +
+		"rotates from run to run.\n")
+	w("- Wall is the whole command (the %d builds in turn for row 1) as child processes; requests are every registry "+
+		"request during the run, BuildKit's pushes included (medians). Solves are the records each builder's build "+
+		"history holds for the run, by the platform asked for (the first timed run; base resolutions are not recorded).",
+		n)
+	if rep.load[0] != "" {
+		w(" 1-minute load average before and after the timed runs: %s and %s; wall times on a busy machine are noisy, "+
+			"see min–max.", rep.load[0], rep.load[1])
+	}
+	w("\n\n")
+	w("| row | wall | wall min–max | requests | GET | HEAD | PUT | POST | PATCH | mounts | solves on builder A | solves on builder B |\n")
+	w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n")
+	for _, r := range rep.rows {
+		s := r.stats()
+		if s.ok == 0 {
+			w("| %s | failed: %s |||||||||||\n", mdEscape(r.name), mdEscape(errText(s.firstErr)))
+			continue
+		}
+		w("| %s | %s | %s–%s | **%d** | %d | %d | %d | %d | %d | %d | %s | %s |\n", mdEscape(r.name),
+			fmtWall(s.wall), fmtWall(s.wallLo), fmtWall(s.wallHi), s.sum.Total, s.sum.Get, s.sum.Head, s.sum.Put,
+			s.sum.Post, s.sum.Patch, s.sum.Mounts, solveText(s.solves[0]), solveText(s.solves[1]))
+	}
+	w("\n")
+	var warm []string
+	for _, r := range rep.rows {
+		warm = append(warm, fmt.Sprintf("`%s` %s", r.name, fmtWall(r.warmup)))
+	}
+	w("- Untimed warm-up runs, in order (the first fills A's cache): %s.\n", strings.Join(warm, ", "))
+	var bad []string
+	for _, r := range rep.rows {
+		s := r.stats()
+		if s.failed > 0 && s.ok > 0 {
+			w("- `%s` failed %d of %d runs; first error: %s\n", r.name, s.failed, len(r.runs), mdEscape(errText(s.firstErr)))
+		}
+		if s.solvesVary {
+			w("- `%s`: the builders' solves differed from run to run; the table shows the first run's.\n", r.name)
+		}
+		if s.solvesErr != nil {
+			w("- `%s`: reading a builder's history: %s\n", r.name, mdEscape(errText(s.solvesErr)))
+		}
+		if s.checkErr != nil {
+			bad = append(bad, fmt.Sprintf("`%s`: %s", r.name, mdEscape(hostRE.ReplaceAllString(errText(s.checkErr), "HOST"))))
+		}
+	}
+	if len(bad) > 0 {
+		w("- **Results read back wrong**: %s\n", strings.Join(bad, "; "))
+	} else {
+		w("- Results: every tag of every timed run, read back after the run, is an index of %s (besides attestation "+
+			"manifests).\n", strings.Join(bakeWantPlatforms(), " and "))
+	}
+	w("\n### Goals\n\n")
+	for _, g := range rep.goals() {
+		w("- **%s** %s. %s\n", passFail(g.ok), g.title, g.detail)
+	}
+	w("\n<!-- build-case:%s:end -->\n", bakeCase)
+	return b.String()
+}
