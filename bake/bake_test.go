@@ -98,8 +98,6 @@ func TestBadInput(t *testing.T) {
 			want: bake.ErrDefinition, msg: `docker-bake.hcl:3`},
 		{name: "compose schema", files: map[string]string{"compose.yaml": "services:\n  app:\n    build:\n      context: .\n      cache_from: [type=registry,ref=r/app:cache]\n"},
 			want: bake.ErrDefinition, msg: `compose.yaml: invalid bake definition: failed to parse compose file: type required`},
-		{name: "labels", files: map[string]string{"docker-bake.hcl": "target \"_l\" {\n  labels = { a = \"b\" }\n}\ntarget \"a\" {\n  inherits = [\"_l\"]\n  tags = [\"r/a:1\"]\n}\n"},
-			targets: []string{"a"}, want: bake.ErrUnsupported, msg: `docker-bake.hcl:2: target "a": not supported by imgctl bake: labels`},
 		{name: "output to the docker store", files: map[string]string{"docker-bake.hcl": "target \"a\" {\n  tags = [\"r/a:1\"]\n  output = [\"type=docker\"]\n}\n"},
 			targets: []string{"a"}, want: bake.ErrUnsupported, msg: `docker-bake.hcl:3: target "a": not supported by imgctl bake: output: type=docker`},
 		{name: "manifest annotation", files: map[string]string{"docker-bake.hcl": "target \"a\" {\n  tags = [\"r/a:1\"]\n  annotations = [\"manifest:k=v\"]\n}\n"},
@@ -238,6 +236,7 @@ target "a" {
   cache-from = ["type=registry,ref=r/a:cache"]
   no-cache = true
   annotations = ["index:org.opencontainers.image.title=a"]
+  labels = { "org.opencontainers.image.source" = "https://example.com/a", unset = null }
   attest = ["type=provenance,mode=max,builder-id=https://ci.example.com", "type=sbom,generator=r/scanner:1"]
 }
 target "b" {
@@ -268,6 +267,9 @@ group "default" {
 	}
 	if o.Annotations["org.opencontainers.image.title"] != "a" {
 		t.Errorf("annotations %v", o.Annotations)
+	}
+	if len(o.Labels) != 1 || o.Labels["org.opencontainers.image.source"] != "https://example.com/a" {
+		t.Errorf("labels %v, want the one set (a null label is unset, as in buildx)", o.Labels)
 	}
 	if p := o.Provenance; p == nil || p.Mode != build.ProvenanceMax || p.BuilderID != "https://ci.example.com" || o.SBOM == nil || o.SBOM.Generator != "r/scanner:1" {
 		t.Errorf("provenance %+v sbom %+v", o.Provenance, o.SBOM)

@@ -54,6 +54,8 @@ type Target struct {
 	NoCache bool
 	// Annotations are its index: annotations.
 	Annotations map[string]string
+	// Labels are its labels, set on every image's config.
+	Labels map[string]string
 	// Provenance and SBOM are its attest entries: provenance mode=min when
 	// it has none (buildx's default), no SBOM when it has none.
 	Provenance *build.Provenance
@@ -69,7 +71,7 @@ func (t Target) Options(base build.Options) build.Options {
 	o.ContextDir, o.Dockerfile, o.Target, o.Variants = t.ContextDir, t.Dockerfile, t.Stage, t.Variants
 	o.Tag, o.AlsoTags = t.Tags[0], t.Tags[1:]
 	o.Secrets, o.SSH, o.CacheFrom, o.CacheTo, o.NoCache = t.Secrets, t.SSH, t.CacheFrom, t.CacheTo, t.NoCache
-	o.Annotations, o.Provenance, o.SBOM = t.Annotations, t.Provenance, t.SBOM
+	o.Annotations, o.Labels, o.Provenance, o.SBOM = t.Annotations, t.Labels, t.Provenance, t.SBOM
 	return o
 }
 
@@ -172,6 +174,14 @@ func (d *Definition) plan(n string, bt *bx.Target, rc *registry.Client) (Target,
 		t.SSH = append(t.SSH, sshprovider.AgentConfig{ID: s.ID, Paths: s.Paths})
 	}
 	t.CacheFrom, t.CacheTo = caches(bt.CacheFrom), caches(bt.CacheTo)
+	for k, v := range bt.Labels {
+		if v != nil { // a label set to null is unset, as in buildx
+			if t.Labels == nil {
+				t.Labels = map[string]string{}
+			}
+			t.Labels[k] = *v
+		}
+	}
 	if t.Annotations, err = annotations(bt.Annotations); err != nil {
 		fail("annotations", ErrUnsupported, "%v", err)
 	}
@@ -373,7 +383,6 @@ func unsupported(t *bx.Target) []unsupportedField {
 	add(t.Dockerfile != nil && urlutil.IsRemoteURL(*t.Dockerfile), "dockerfile", "a remote Dockerfile; imgctl reads a local file")
 	add(len(t.Contexts) > 0, "contexts", "named build contexts")
 	add(t.DockerfileInline != nil, "dockerfile-inline", "write the Dockerfile to a file: imgctl lints it before it builds")
-	add(setValues(t.Labels), "labels", "image labels; use LABEL in the Dockerfile")
 	add(t.NetworkMode != nil && *t.NetworkMode != "" && *t.NetworkMode != "default", "network", "a network mode other than default")
 	add(len(t.NoCacheFilter) > 0, "no-cache-filter", "per-stage no-cache; no-cache = true disables the cache of every stage")
 	add(t.ShmSize != nil, "shm-size", "the size of /dev/shm")

@@ -45,7 +45,7 @@ var (
 	// ErrInvalidTarget: a target imgctl cannot publish: no tags, tags in
 	// several repositories, a malformed tag or attestation.
 	ErrInvalidTarget = errors.New("invalid target")
-	// ErrUnsupported: a field imgctl's build does not do (labels, named
+	// ErrUnsupported: a field imgctl's build does not do (named
 	// contexts, outputs other than the registry...).
 	ErrUnsupported = errors.New("not supported by imgctl bake")
 	// ErrDuplicateTag: two targets write the same tag.

@@ -89,6 +89,10 @@ type Options struct {
 	// makes. Empty means the tag's repository. One named here is read only
 	// if this build may write it (the cache's trust rule).
 	SkeletonRepository string
+	// Labels are set on every image's config, as the Dockerfile
+	// frontend's label:KEY attributes (buildx's --label, a bake target's
+	// labels).
+	Labels map[string]string
 	// Annotations are set on the merged index.
 	Annotations map[string]string
 	// Status receives the solve status of every solve; Build closes it

@@ -167,7 +167,8 @@ func (p *Plan) frontend() string {
 }
 
 // frontendAttrs are the Dockerfile frontend's attributes of variant i's
-// solve: the base pins, the platforms, the build args and the attestations.
+// solve: the base pins, the platforms, the build args, the labels and the
+// attestations.
 func (r *run) frontendAttrs(i int) map[string]string {
 	p, o := r.p, r.o
 	v := p.Variants[i]
@@ -187,6 +188,9 @@ func (r *run) frontendAttrs(i int) map[string]string {
 	}
 	for k, val := range v.BuildArgs {
 		attrs["build-arg:"+k] = val
+	}
+	for k, val := range o.Labels {
+		attrs["label:"+k] = val
 	}
 	maps.Copy(attrs, attestAttrs(o))
 	return attrs

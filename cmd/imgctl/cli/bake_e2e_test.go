@@ -63,6 +63,7 @@ target "app" {
   inherits = ["_bases"]
   platforms = ["linux/amd64", "windows(10.0.20348)/amd64", "windows/amd64:10.0.26100"]
   tags = tags("app")
+  labels = { "org.opencontainers.image.source" = "https://example.com/app" }
 }
 target "flavor" {
   inherits = ["_bases"]
@@ -154,6 +155,17 @@ func TestBakeE2E(t *testing.T) {
 			// mode=min, names no builder).
 			releases, policy := "ltsc2022", bakerPolicy
 			if name == "app" {
+				// Its labels reach every image's config, grafted or not.
+				ref, im := distIndex(t, dst, tag)
+				for _, d := range im.Manifests {
+					if snapshot.IsAttestation(d) || d.Platform == nil {
+						continue
+					}
+					img := regtest.Must(remote.Image(ref.Context().Digest(d.Digest.String()), dst.Remote()...))(t)
+					if got := regtest.Must(img.ConfigFile())(t).Config.Labels["org.opencontainers.image.source"]; got != "https://example.com/app" {
+						t.Errorf("%s: label org.opencontainers.image.source = %q", d.Platform, got)
+					}
+				}
 				releases, policy = "ltsc2022,ltsc2025", buildkitPolicy
 				out, _, code := run(t, "verify", "--windows", releases, "--policy", bakerPolicy, tag)
 				if code != ExitFailed || !strings.Contains(out, "untrusted-builder") {
