@@ -100,6 +100,8 @@ type RegistryCache struct {
 	off     string // why the cache is not read or written any more
 	bytes   int64  // skeleton bytes read from entries
 	hits    int
+	// configUp: the empty config is in the repository (put).
+	configUp bool
 	// refused are the entries Get ignored: Put replaces them.
 	refused map[entryKey]bool
 }
@@ -312,8 +314,17 @@ func (c *RegistryCache) put(ctx context.Context, tag name.Tag, k entryKey, b []b
 	if err != nil {
 		return err
 	}
-	if err := c.cp.UploadBytes(ctx, cd, emptyConfig); err != nil {
-		return err
+	// Every entry shares the 2-byte config: it is uploaded once per build.
+	c.mu.Lock()
+	uploaded := c.configUp
+	c.mu.Unlock()
+	if !uploaded {
+		if err := c.cp.UploadBytes(ctx, cd, emptyConfig); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.configUp = true
+		c.mu.Unlock()
 	}
 	raw, err := entryManifest(k, v1.Descriptor{MediaType: types.OCILayer, Digest: sd, Size: int64(len(b))},
 		v1.Descriptor{MediaType: types.MediaType("application/vnd.oci.empty.v1+json"), Digest: cd, Size: int64(len(emptyConfig))})
