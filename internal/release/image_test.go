@@ -60,10 +60,10 @@ func TestImageFromPrebuiltBinaries(t *testing.T) {
 		WindowsBases: map[string]string{"ltsc2022": l.Bases.Nanoserver2022, "ltsc2025": l.Bases.Nanoserver2025},
 		Key:          prefix + ".key", PublicKey: prefix + ".pub", Imgctl: cli.Execute}
 	res := Result{Archives: []string{ArchiveName(c.Stamp.Version, Targets()[0])}}
-	if res.Image, err = c.image(t.Context(), bins); err != nil {
+	if res.Image, err = c.image(t.Context(), bins, []string{"linux/amd64", "linux/arm64"}); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	if err := c.notes(t.Context(), res); err != nil {
+	if err := c.notes(t.Context(), res, []string{"linux/amd64", "linux/arm64"}); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 

@@ -19,12 +19,31 @@ import (
 	"github.com/imgctl/imgctl/build"
 )
 
-// Windows releases the image has a variant for, and the Linux platforms it
-// must have: the gate's --target and --require-platform.
+// Windows releases the image has a variant for, and the Linux platforms a
+// release's image must have: the gate's --windows and --require-platform.
 const (
 	windowsReleases = "ltsc2022,ltsc2025"
 	linuxPlatforms  = "linux/amd64,linux/arm64"
 )
+
+// imagePlatforms returns the Linux platforms of the image built from the
+// binaries of targets: the Linux targets, in order. The Windows variants
+// need windows/amd64, and the image at least one Linux platform; targets
+// without them are refused. A release builds every target, so its image
+// has linux/amd64 and linux/arm64; CI's dry run leaves out linux/arm64,
+// whose image path TestImageFromPrebuiltBinaries covers, to save a cross
+// compile of the whole graph.
+func imagePlatforms(targets []Target) (linux []string, err error) {
+	for _, t := range targets {
+		if t.OS == "linux" {
+			linux = append(linux, t.String())
+		}
+	}
+	if !slices.Contains(targets, Target{"windows", "amd64"}) || len(linux) == 0 {
+		return nil, fmt.Errorf("the targets %v leave the image without a binary: it needs windows/amd64 and a Linux target", targets)
+	}
+	return linux, nil
+}
 
 // Config is what differs between the real release and the dry run.
 type Config struct {
@@ -32,7 +51,8 @@ type Config struct {
 	// release/Dockerfile.
 	Root string
 	// Targets are the binaries to build; nil means Targets(). The image
-	// needs linux/amd64, linux/arm64 and windows/amd64.
+	// has the Linux targets and the Windows releases, so windows/amd64
+	// and a Linux target must be among them (imagePlatforms).
 	Targets []Target
 	// Dist is the output directory; Run empties it first.
 	Dist string
@@ -118,6 +138,10 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if targets == nil {
 		targets = Targets()
 	}
+	linux, err := imagePlatforms(targets)
+	if err != nil {
+		return res, err
+	}
 	if c.Imgctl == nil {
 		host := Target{runtime.GOOS, runtime.GOARCH}
 		if !slices.Contains(targets, host) {
@@ -149,18 +173,19 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if err := WriteChecksums(c.Dist, res.Archives); err != nil {
 		return res, err
 	}
-	if res.Image, err = c.image(ctx, bins); err != nil {
+	if res.Image, err = c.image(ctx, bins, linux); err != nil {
 		return res, err
 	}
-	return res, c.notes(ctx, res)
+	return res, c.notes(ctx, res, linux)
 }
 
 // image builds, verifies and signs the image from the binaries in bins,
-// returning it by digest.
-func (c Config) image(ctx context.Context, bins string) (string, error) {
+// with the Linux platforms linux, returning it by digest.
+func (c Config) image(ctx context.Context, bins string, linux []string) (string, error) {
 	tag := c.Repository + ":" + c.Stamp.Version
 	dockerfile := filepath.Join(c.Root, "release", "Dockerfile")
-	variant := []string{"-f", dockerfile, "--windows", windowsReleases,
+	platforms := strings.Join(append(slices.Clone(linux), "windows/amd64"), ",")
+	variant := []string{"-f", dockerfile, "--platform", platforms, "--windows", windowsReleases,
 		"--build-arg", "LINUX_BASE=" + c.LinuxBase, "--build-arg", "VERSION=" + c.Stamp.Version,
 		"--build-arg", "REVISION=" + c.Stamp.Revision}
 	if len(c.WindowsBases) > 0 {
@@ -182,7 +207,7 @@ func (c Config) image(ctx context.Context, bins string) (string, error) {
 		return "", err
 	}
 	ref := tag + "@" + digest
-	gate := []string{"verify", ref, "--windows", windowsReleases, "--require-platform", linuxPlatforms, "--run-as-non-root"}
+	gate := []string{"verify", ref, "--windows", windowsReleases, "--require-platform", strings.Join(linux, ","), "--run-as-non-root"}
 	if _, err := c.imgctl(ctx, gate...); err != nil {
 		return "", err
 	}
@@ -193,13 +218,14 @@ func (c Config) image(ctx context.Context, bins string) (string, error) {
 }
 
 // notes writes RELEASE_NOTES.md from imgctl inspect -o json and verify -o
-// json of the image (with the signature check when there is a public key).
-func (c Config) notes(ctx context.Context, res Result) error {
+// json of the image with the Linux platforms linux (with the signature
+// check when there is a public key).
+func (c Config) notes(ctx context.Context, res Result, linux []string) error {
 	index, err := c.imgctl(ctx, "inspect", res.Image, "-o", "json")
 	if err != nil {
 		return err
 	}
-	args := []string{"verify", res.Image, "--windows", windowsReleases, "--require-platform", linuxPlatforms, "--run-as-non-root", "-o", "json"}
+	args := []string{"verify", res.Image, "--windows", windowsReleases, "--require-platform", strings.Join(linux, ","), "--run-as-non-root", "-o", "json"}
 	if c.PublicKey != "" {
 		args = append(args, "--key", c.PublicKey)
 	}

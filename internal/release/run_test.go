@@ -2,11 +2,14 @@ package release
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,20 +55,58 @@ func TestRunBinary(t *testing.T) {
 // targets that leave out the host, whose binary would run imgctl, before
 // it empties Dist.
 func TestRunNeedsTheHostBinary(t *testing.T) {
-	other := Target{"windows", "amd64"}
-	if runtime.GOOS == "windows" {
-		other = Target{"linux", "arm64"}
+	host := Target{runtime.GOOS, runtime.GOARCH}
+	others := slices.DeleteFunc(Targets(), func(t Target) bool { return t == host })
+	if host.OS == "windows" { // the image would lack its windows/amd64 binary first
+		others = append(others, Target{"windows", "arm64"})
 	}
 	dist := t.TempDir()
 	keep := filepath.Join(dist, "keep")
 	if err := os.WriteFile(keep, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := Config{Root: t.TempDir(), Dist: dist, Targets: []Target{other}, Stamp: Stamp{Version: "v0.1.0", Time: "2026-12-01T20:00:00Z"}}
+	c := Config{Root: t.TempDir(), Dist: dist, Targets: others, Stamp: Stamp{Version: "v0.1.0", Time: "2026-12-01T20:00:00Z"}}
 	if _, err := Run(t.Context(), c); err == nil || !strings.Contains(err.Error(), "Config.Imgctl") {
 		t.Errorf("Run: %v, want a refusal naming Config.Imgctl", err)
 	}
 	if _, err := os.Stat(keep); err != nil {
 		t.Errorf("Run emptied Dist before refusing: %v", err)
+	}
+}
+
+// TestImagePlatforms checks which Linux platforms the image gets from the
+// targets, and that targets leaving the image without a binary are
+// refused before anything is compiled.
+func TestImagePlatforms(t *testing.T) {
+	for _, tc := range []struct {
+		targets string
+		want    []string
+	}{
+		{"linux/amd64,linux/arm64,windows/amd64,darwin/arm64", []string{"linux/amd64", "linux/arm64"}},
+		{"linux/amd64,windows/amd64", []string{"linux/amd64"}},
+		{"windows/amd64,linux/arm64", []string{"linux/arm64"}},
+		{"linux/amd64,linux/arm64", nil},
+		{"windows/amd64,darwin/arm64", nil},
+	} {
+		targets, err := ParseTargets(tc.targets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := imagePlatforms(targets)
+		if !slices.Equal(got, tc.want) || (err == nil) != (tc.want != nil) {
+			t.Errorf("%s: %v, %v; want %v", tc.targets, got, err, tc.want)
+		}
+		if tc.want != nil {
+			continue
+		}
+		dist := t.TempDir()
+		c := Config{Root: t.TempDir(), Dist: dist, Targets: targets, Stamp: Stamp{Version: "v0.1.0", Time: "2026-12-01T20:00:00Z"},
+			Imgctl: func(context.Context, []string, io.Reader, io.Writer, io.Writer) int { return 0 }}
+		if _, err := Run(t.Context(), c); err == nil || !strings.Contains(err.Error(), "windows/amd64 and a Linux target") {
+			t.Errorf("Run with %s: %v, want the refusal", tc.targets, err)
+		}
+		if _, err := os.Stat(filepath.Join(dist, "bin")); !os.IsNotExist(err) {
+			t.Errorf("Run with %s compiled before refusing: %v", tc.targets, err)
+		}
 	}
 }

@@ -82,7 +82,7 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	return &Flags{
 		version: fs.String("version", "", "release version, a tag like v1.2.0 (default: git describe --tags --always --dirty)"),
 		dist:    fs.String("dist", "dist", "output directory (emptied first)"),
-		targets: fs.String("targets", "", "comma-separated os/arch binaries to build (default: every release target; CI's dry run leaves out darwin/arm64, which the image does not need)"),
+		targets: fs.String("targets", "", "comma-separated os/arch binaries to build (default: every release target); the image gets the Linux ones, and needs windows/amd64 (CI's dry run builds linux/amd64 and windows/amd64)"),
 	}
 }
 

@@ -15,7 +15,9 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/imgctl/imgctl/cmd/imgctl/cli"
@@ -32,6 +34,9 @@ func main() {
 	}, func(ctx context.Context, c release.Config) error {
 		if *repository == "" {
 			return errors.New("-repository (or $IMAGE_REPOSITORY) is required")
+		}
+		if c.Targets != nil && !slices.Equal(c.Targets, release.Targets()) {
+			return fmt.Errorf("-targets %v: a release ships every target (%v); -targets is for the dry run", c.Targets, release.Targets())
 		}
 		c.Repository, c.LinuxBase = *repository, *linuxBase
 		c.WindowsBases = map[string]string{"ltsc2022": *win2022, "ltsc2025": *win2025}
