@@ -94,4 +94,4 @@ func (o *Options) NeedsBaseFiles() bool {
 }
 
 // sbomNote is the note a build with an SBOM prints.
-const sbomNote = "--sbom: the scanner reads each image's whole filesystem, so the builder downloads every base (BuildKit's plain path)"
+const sbomNote = "SBOM: the scanner reads each image's whole filesystem, so the builder downloads every base (BuildKit's plain path)"

@@ -58,9 +58,9 @@ func (r *run) plainReason(i int) string {
 	v := p.Variants[i]
 	switch {
 	case o.NeedsBaseFiles():
-		return "--sbom scans the base's files"
+		return "an SBOM scans the base's files"
 	case p.syntaxImage != "" || v.BuildArgs["BUILDKIT_SYNTAX"] != "":
-		return "a frontend image (--syntax-image, BUILDKIT_SYNTAX) may not build FROM the pinned base"
+		return "a frontend image (the syntax image, BUILDKIT_SYNTAX) may not build FROM the pinned base"
 	case len(v.Platforms) != 1:
 		return "the variant has several platforms"
 	case i < len(p.native) && p.native[i]:

@@ -23,7 +23,7 @@ func mustNode(t *testing.T, s string) nodes.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := nodes.Builder{Addr: addr, Source: nodes.SourceNode}
+	b := nodes.Builder{Addr: addr, Source: nodes.SourceNodeOption}
 	if strings.HasPrefix(addr, "tcp://") {
 		b.TLS = nodes.TLSOptions{CACert: "ca.pem"}
 	}

@@ -140,7 +140,7 @@ func (c *wchecker) toleration(p *pod, why string) {
 		return
 	}
 	c.add(RuleMissingWindowsToleration, findings.Warning, p.obj, "", line,
-		"the pod lands on Windows (%s) but neither it nor its RuntimeClass tolerates the Windows taint %s: it stays Pending on tainted Windows nodes; add the toleration or set --windows-taint", why, t)
+		"the pod lands on Windows (%s) but neither it nor its RuntimeClass tolerates the Windows taint %s: it stays Pending on tainted Windows nodes; add the toleration, or name the taint your nodes use (imgctl check-workload --windows-taint)", why, t)
 }
 
 // tolerates applies Kubernetes' Toleration.ToleratesTaint.

@@ -103,7 +103,7 @@ func (s *session) provenance(ctx context.Context, r *run, res *Result) ([]index.
 				v.Platform, a.desc.Digest, describeTypes(a.types), att.Descriptor.Digest, r.src.ref.Context(), r.src.digest))
 			if slices.Contains(a.types, snapshot.PredicateSPDX) {
 				res.Notes = append(res.Notes, fmt.Sprintf("%s: its SBOM is not carried over: it lists the old base's packages, "+
-					"and rebase reads no layer to list the new base's (rebuild with --sbom for a current one)", v.Platform))
+					"and rebase reads no layer to list the new base's (rebuild with an SBOM for a current one)", v.Platform))
 			}
 		}
 	}

@@ -72,5 +72,5 @@ func immutableHint(err error) error {
 	if !errors.As(err, &ite) {
 		return err
 	}
-	return fmt.Errorf("%w; signatures are added to this tag by rewriting it, so the registry's tag immutability must exempt the sha256-* tags (or use a registry with the OCI referrers API and --format bundle)", err)
+	return fmt.Errorf("%w; signatures are added to this tag by rewriting it, so the registry's tag immutability must exempt the sha256-* tags (or sign in the Sigstore bundle format, on a registry with the OCI referrers API)", err)
 }

@@ -73,7 +73,7 @@ func (c *checker) osVersion(e *snapshot.Entry, desc, cfg *platform.Platform) {
 		if cfgV != "" {
 			msg += fmt.Sprintf("; its config has %s (recreate the index with imgctl index create to copy it)", cfgV)
 		} else {
-			msg += "; use --hostprocess if this is a HostProcess image"
+			msg += "; if this is a HostProcess image, verify it as one (imgctl verify --hostprocess)"
 		}
 		c.add(RuleMissingOSVersion, findings.Error, e, "%s", msg)
 	}

@@ -108,7 +108,7 @@ func InstanceName(flag string, getenv func(string) string) (name, source string)
 		if IsAddress(s) {
 			return "", ""
 		}
-		return s, nodes.SourceFlag
+		return s, nodes.SourceOption
 	}
 	if getenv == nil || strings.TrimSpace(getenv(nodes.EnvBuildkitHost)) != "" {
 		return "", ""
@@ -303,5 +303,5 @@ func unknown(txn *store.Txn, name, dir string, cause error) error {
 	if len(names) > 0 {
 		known = strings.Join(names, ", ")
 	}
-	return fmt.Errorf("%w %q in %s (known: %s); --builder takes an instance name or an address with ://", ErrUnknownInstance, name, dir, known)
+	return fmt.Errorf("%w %q in %s (known: %s)", ErrUnknownInstance, name, dir, known)
 }

@@ -61,7 +61,7 @@ func TestInstanceName(t *testing.T) {
 		getenv       func(string) string
 		want, source string
 	}{
-		{"flag name", "pool", env(EnvBuilder, "other"), "pool", nodes.SourceFlag},
+		{"flag name", "pool", env(EnvBuilder, "other"), "pool", nodes.SourceOption},
 		{"flag address", "tcp://bk:1234", env(EnvBuilder, "other"), "", ""},
 		{"flag docker-container address", "docker-container://buildx_buildkit_pool0", nil, "", ""},
 		{"env name", "", env(EnvBuilder, "pool"), "pool", "$BUILDX_BUILDER"},

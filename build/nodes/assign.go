@@ -78,7 +78,7 @@ func AssignNodes(vs []variant.Variant, nodes []Node, fallback Builder) ([]varian
 		}
 	}
 	if len(unmapped) > 0 {
-		return nil, nil, fmt.Errorf("%w: %s; map them with --node PLATFORM=ADDR (or the builders file), or give --builder or $%s for the rest",
+		return nil, nil, fmt.Errorf("%w: %s; map them to nodes, or give a builder or $%s for the rest",
 			ErrUnmappedPlatforms, strings.Join(unmapped, ", "), EnvBuildkitHost)
 	}
 	return out, as, nil

@@ -21,13 +21,15 @@ import (
 // BuildKit address, as buildctl reads it.
 const EnvBuildkitHost = "BUILDKIT_HOST"
 
-// DefaultBuilderAddress is the address used when neither --builder nor
-// BUILDKIT_HOST is set: rootful buildkitd's default socket.
+// DefaultBuilderAddress is the address used when neither a builder nor
+// BUILDKIT_HOST is given: rootful buildkitd's default socket.
 const DefaultBuilderAddress = "unix:///run/buildkit/buildkitd.sock"
 
-// Where a builder address came from, as Builder.Source names it.
+// Where a builder address came from, as Builder.Source names it. Select
+// names the caller's own inputs as SelectInput.Names says (imgctl's CLI:
+// --builder, --node, --builders); these are the names it replaces.
 const (
-	SourceFlag    = "--builder"
+	SourceOption  = "the builder option"
 	SourceEnv     = EnvBuildkitHost
 	SourceDefault = "default"
 )
@@ -40,6 +42,11 @@ var ErrNoBuilder = errors.New("no BuildKit daemon reachable")
 // setting that cannot be used.
 var ErrInvalidBuilder = errors.New("invalid builder")
 
+// ErrCertWithoutKey is returned (wrapped, with ErrInvalidBuilder) for TLS
+// settings with a client certificate and no key, or a key and no
+// certificate.
+var ErrCertWithoutKey = errors.New("the client certificate and key go together")
+
 // DefaultPingTimeout bounds the check that the daemon answers.
 const DefaultPingTimeout = 5 * time.Second
 
@@ -48,8 +55,10 @@ type Builder struct {
 	// Addr is unix://PATH, tcp://HOST:PORT, docker-container://NAME or any
 	// scheme a BuildKit connection helper handles.
 	Addr string
-	// Source says where Addr came from: SourceFlag, SourceEnv,
-	// SourceDefault, SourceNode or SourceBuildersFile and the file.
+	// Source says where Addr came from: SourceOption, SourceEnv,
+	// SourceDefault, SourceNodeOption or SourceBuildersFile and the file
+	// (as Select returns them: the InputNames of those), or a builder
+	// instance's node.
 	Source string
 	// TLS configures a tcp:// connection; the zero value means no TLS.
 	TLS TLSOptions
@@ -86,7 +95,7 @@ func (t TLSOptions) enabled() bool { return t != TLSOptions{} }
 // environment.
 func ResolveBuilder(flag string, getenv func(string) string) Builder {
 	if s := strings.TrimSpace(flag); s != "" {
-		return Builder{Addr: s, Source: SourceFlag}
+		return Builder{Addr: s, Source: SourceOption}
 	}
 	if getenv != nil {
 		if s := strings.TrimSpace(getenv(EnvBuildkitHost)); s != "" {
@@ -102,7 +111,7 @@ func (b Builder) String() string {
 	case SourceEnv:
 		return fmt.Sprintf("%s (from $%s)", b.Addr, EnvBuildkitHost)
 	case SourceDefault, "":
-		return fmt.Sprintf("%s (the default; set --builder or $%s)", b.Addr, EnvBuildkitHost)
+		return fmt.Sprintf("%s (the default: no builder was given and $%s is not set)", b.Addr, EnvBuildkitHost)
 	}
 	return fmt.Sprintf("%s (from %s)", b.Addr, b.Source)
 }
@@ -141,7 +150,7 @@ func (b Builder) clientOpts() ([]client.ClientOpt, error) {
 		return nil, fmt.Errorf("%w %s: TLS options need a tcp:// address", ErrInvalidBuilder, b)
 	}
 	if (b.TLS.Cert == "") != (b.TLS.Key == "") {
-		return nil, fmt.Errorf("%w %s: --tlscert and --tlskey go together", ErrInvalidBuilder, b)
+		return nil, fmt.Errorf("%w %s: %w", ErrInvalidBuilder, b, ErrCertWithoutKey)
 	}
 	var opts []client.ClientOpt
 	if b.TLS.CACert != "" {

@@ -23,7 +23,7 @@ func TestResolveBuilder(t *testing.T) {
 		want            Builder
 		str             string
 	}{
-		{"flag wins", "unix:///a.sock", "tcp://b:1", true, Builder{Addr: "unix:///a.sock", Source: SourceFlag}, "unix:///a.sock (from --builder)"},
+		{"flag wins", "unix:///a.sock", "tcp://b:1", true, Builder{Addr: "unix:///a.sock", Source: SourceOption}, "unix:///a.sock (from the builder option)"},
 		{"env", "", "tcp://b:1", true, Builder{Addr: "tcp://b:1", Source: SourceEnv}, "tcp://b:1 (from $BUILDKIT_HOST)"},
 		{"blank env", " ", " ", true, Builder{Addr: DefaultBuilderAddress, Source: SourceDefault}, "the default"},
 		{"no env", "", "", false, Builder{Addr: DefaultBuilderAddress, Source: SourceDefault}, DefaultBuilderAddress},
@@ -49,11 +49,11 @@ func TestConnectErrors(t *testing.T) {
 		want     error
 		contains string
 	}{
-		{"no socket", Builder{Addr: "unix:///nonexistent/buildkitd.sock", Source: SourceFlag, PingTimeout: time.Second}, ErrNoBuilder, "unix:///nonexistent/buildkitd.sock (from --builder)"},
+		{"no socket", Builder{Addr: "unix:///nonexistent/buildkitd.sock", Source: SourceOption, PingTimeout: time.Second}, ErrNoBuilder, "unix:///nonexistent/buildkitd.sock (from the builder option)"},
 		{"refused tcp", Builder{Addr: "tcp://127.0.0.1:1", Source: SourceEnv, PingTimeout: time.Second}, ErrNoBuilder, "(from $BUILDKIT_HOST)"},
-		{"tls on unix", Builder{Addr: "unix:///x.sock", Source: SourceFlag, TLS: TLSOptions{CACert: "ca.pem"}}, ErrInvalidBuilder, "tcp://"},
-		{"cert without key", Builder{Addr: "tcp://h:1", Source: SourceFlag, TLS: TLSOptions{Cert: "c.pem"}}, ErrInvalidBuilder, "--tlskey"},
-		{"unknown scheme", Builder{Addr: "bogus://x", Source: SourceFlag}, ErrNoBuilder, "bogus://x"},
+		{"tls on unix", Builder{Addr: "unix:///x.sock", Source: SourceOption, TLS: TLSOptions{CACert: "ca.pem"}}, ErrInvalidBuilder, "tcp://"},
+		{"cert without key", Builder{Addr: "tcp://h:1", Source: SourceOption, TLS: TLSOptions{Cert: "c.pem"}}, ErrInvalidBuilder, "the client certificate and key go together"},
+		{"unknown scheme", Builder{Addr: "bogus://x", Source: SourceOption}, ErrNoBuilder, "bogus://x"},
 		{"empty", Builder{}, ErrInvalidBuilder, "empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,7 +28,7 @@ func TestParseBuilders(t *testing.T) {
 			nodes[1].String() != "windows=tcp://10.0.0.9:1234" || nodes[1].Builder.TLS.enabled() {
 			t.Errorf("%s: %+v", name, nodes)
 		}
-		if s := nodes[1].Builder.String(); s != "tcp://10.0.0.9:1234 (from --builders "+path+")" {
+		if s := nodes[1].Builder.String(); s != "tcp://10.0.0.9:1234 (from the builders file "+path+")" {
 			t.Errorf("%s: builder %q", name, s)
 		}
 	}

@@ -21,13 +21,14 @@ import (
 
 // Where a node's address came from, as Builder.Source names it. A builders
 // file node's Source is SourceBuildersFile followed by the file's path.
+// Select names them as SelectInput.Names says.
 const (
-	SourceNode         = "--node"
-	SourceBuildersFile = "--builders"
+	SourceNodeOption   = "a node option"
+	SourceBuildersFile = "the builders file"
 )
 
-// ErrInvalidNode is returned (wrapped) for a --node value or builders file
-// entry that cannot be used.
+// ErrInvalidNode is returned (wrapped) for a node value (SelectInput.Nodes)
+// or builders file entry that cannot be used.
 var ErrInvalidNode = errors.New("invalid node")
 
 // ErrUnmappedPlatforms is returned (wrapped) when nodes are given, some

@@ -26,7 +26,7 @@ func mustNode(t *testing.T, s string) Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := Builder{Addr: addr, Source: SourceNode}
+	b := Builder{Addr: addr, Source: SourceNodeOption}
 	if strings.HasPrefix(addr, "tcp://") {
 		b.TLS = TLSOptions{CACert: "ca.pem"}
 	}
@@ -93,7 +93,7 @@ func TestAssignNodesFallback(t *testing.T) {
 	if !errors.Is(err, ErrUnmappedPlatforms) || !strings.Contains(err.Error(), "linux/arm64, windows/amd64:10.0.20348, windows/amd64:10.0.26100") {
 		t.Errorf("err = %v", err)
 	}
-	fb := Builder{Addr: "unix:///fb.sock", Source: SourceFlag}
+	fb := Builder{Addr: "unix:///fb.sock", Source: SourceOption}
 	got, as, err := AssignNodes(vs, []Node{mustNode(t, "windows=tcp://w:1")}, fb)
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,11 @@ const InstanceScheme = "buildx://"
 // one. Its text is not part of theirs.
 var ErrInvalidSelection = errors.New("invalid builder selection")
 
+// ErrTLSForInstance is returned (wrapped, matching ErrInvalidSelection)
+// when TLS settings are given with a builder instance and no nodes: the
+// instance's driver keeps its own.
+var ErrTLSForInstance = errors.New("TLS settings given for a builder instance")
+
 // Inputs of Select that an InputError names.
 const (
 	// InputBuildersFile is SelectInput.BuildersFile.
@@ -66,6 +71,40 @@ type Instances interface {
 	Load(ctx context.Context, name string) (nodes []Node, fallback Builder, err error)
 }
 
+// InputNames are the names of Select's inputs as the caller's user knows
+// them, for messages and Builder.Source: imgctl's CLI passes its flags
+// (--builder, --node, --builders). Empty fields keep the package's names
+// (SourceOption, SourceNodeOption, SourceBuildersFile).
+type InputNames struct {
+	// Builder names SelectInput.Builder.
+	Builder string
+	// Node names one of SelectInput.Nodes.
+	Node string
+	// BuildersFile names SelectInput.BuildersFile.
+	BuildersFile string
+}
+
+// label returns the caller's name for a Builder.Source that Select or the
+// Instances gave: SourceOption, SourceNodeOption, or SourceBuildersFile
+// and a path. Any other source is returned as it is.
+func (n InputNames) label(source string) string {
+	rename := func(name, fallback string) string {
+		if name == "" {
+			return fallback
+		}
+		return name
+	}
+	switch {
+	case source == SourceOption:
+		return rename(n.Builder, source)
+	case source == SourceNodeOption:
+		return rename(n.Node, source)
+	case strings.HasPrefix(source, SourceBuildersFile+" "):
+		return rename(n.BuildersFile, SourceBuildersFile) + strings.TrimPrefix(source, SourceBuildersFile)
+	}
+	return source
+}
+
 // SelectInput is what Select picks a build's daemons from: imgctl build's
 // --builder, --tls*, --node and --builders, and the environment.
 type SelectInput struct {
@@ -84,6 +123,9 @@ type SelectInput struct {
 	// Instances, when set, are the builder instances that Builder or the
 	// environment may name; nil means that Builder is an address.
 	Instances Instances
+	// Names name the inputs in messages and in the Builder.Source of
+	// what Select returns.
+	Names InputNames
 }
 
 // Select picks a build's daemons: the fallback builder (zero for none) and
@@ -100,8 +142,9 @@ type SelectInput struct {
 // address is none, and a builder that is no tcp:// address keeps no TLS
 // settings. The fallback is checked (Builder.Validate); nothing is
 // contacted. Errors about the builders file and the Nodes values are
-// *InputError or wrap ErrInvalidNode; those about an instance match
-// ErrInvalidSelection.
+// *InputError (wrapping ErrInvalidNode or ErrInvalidBuilder); those about
+// an instance match ErrInvalidSelection. Messages and the Source of what
+// Select returns name the inputs as in.Names says.
 func Select(ctx context.Context, in SelectInput) (Builder, []Node, error) {
 	fallback, nodes, err := in.builder(ctx)
 	if err != nil {
@@ -109,6 +152,10 @@ func Select(ctx context.Context, in SelectInput) (Builder, []Node, error) {
 	}
 	if fallback, nodes, err = in.addNodes(fallback, nodes); err != nil {
 		return Builder{}, nil, err
+	}
+	fallback.Source = in.Names.label(fallback.Source)
+	for i := range nodes {
+		nodes[i].Builder.Source = in.Names.label(nodes[i].Builder.Source)
 	}
 	if fallback.Addr != "" {
 		if err := fallback.Validate(); err != nil {
@@ -148,12 +195,12 @@ func (in SelectInput) builder(ctx context.Context) (Builder, []Node, error) {
 		return b, nil, nil
 	}
 	if in.TLS != (TLSOptions{}) && len(in.Nodes) == 0 {
-		return Builder{}, nil, selectionError{fmt.Errorf("--tlscacert/--tlscert/--tlskey/--tls-server-name are for tcp:// addresses; buildx builder %q (from %s) keeps its TLS settings in its driver-opts",
-			name, source)}
+		return Builder{}, nil, selectionError{fmt.Errorf("%w: buildx builder %q (from %s) keeps its TLS settings in its driver-opts; they are for tcp:// addresses",
+			ErrTLSForInstance, name, in.Names.label(source))}
 	}
 	nodes, fallback, err := in.Instances.Load(ctx, name)
 	if err != nil {
-		return Builder{}, nil, selectionError{fmt.Errorf("%s: %w", source, err)}
+		return Builder{}, nil, selectionError{fmt.Errorf("%s: %w", in.Names.label(source), err)}
 	}
 	return fallback, nodes, nil
 }
@@ -174,12 +221,13 @@ func (in SelectInput) addNodes(fallback Builder, nodes []Node) (Builder, []Node,
 	for _, s := range in.Nodes {
 		n, err := parseNode(s, in.TLS)
 		if err != nil {
-			return Builder{}, nil, err
+			return Builder{}, nil, &InputError{Input: InputNodes, Value: s, Err: err}
 		}
+		n.Builder.Source = in.Names.label(n.Builder.Source)
 		if err := n.Builder.Validate(); err != nil {
 			return Builder{}, nil, &InputError{Input: InputNodes, Value: s, Err: err}
 		}
-		nodes = replaceNode(nodes, n, notFromFlag)
+		nodes = replaceNode(nodes, n, func(m Node) bool { return m.Builder.Source != n.Builder.Source })
 	}
 	if len(nodes) == 0 {
 		return fallback, nodes, nil
@@ -211,23 +259,19 @@ func replaceNode(nodes []Node, n Node, replaceable func(Node) bool) []Node {
 // entry replaces them.
 func fromInstance(n Node) bool { return strings.HasPrefix(n.Builder.Addr, InstanceScheme) }
 
-// notFromFlag accepts the nodes of a builder instance or a builders file:
-// a Nodes value replaces them.
-func notFromFlag(n Node) bool { return n.Builder.Source != SourceNode }
-
 // parseNode reads a Nodes value, PLATFORM=ADDR. A tcp:// node gets tls;
 // other schemes take no TLS settings.
 func parseNode(s string, tls TLSOptions) (Node, error) {
 	ps, addr, ok := strings.Cut(s, "=")
 	addr = strings.TrimSpace(addr)
 	if !ok || addr == "" {
-		return Node{}, fmt.Errorf("%w: --node %q: want PLATFORM=ADDR", ErrInvalidNode, s)
+		return Node{}, fmt.Errorf("%w: want PLATFORM=ADDR", ErrInvalidNode)
 	}
 	p, err := ParseNodePlatform(ps)
 	if err != nil {
 		return Node{}, err
 	}
-	b := Builder{Addr: addr, Source: SourceNode}
+	b := Builder{Addr: addr, Source: SourceNodeOption}
 	if strings.HasPrefix(addr, "tcp://") {
 		b.TLS = tls
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,7 +49,7 @@ func TestSelectNodes(t *testing.T) {
 		input string
 		want  error
 	}{
-		{SelectInput{Nodes: []string{"windows"}}, "", ErrInvalidNode},
+		{SelectInput{Nodes: []string{"windows"}}, InputNodes, ErrInvalidNode},
 		{SelectInput{Nodes: []string{"windows=unix:///w.sock", "linux=tcp://l:1"}, TLS: TLSOptions{Cert: "c.pem"}}, InputNodes, ErrInvalidBuilder},
 		{SelectInput{BuildersFile: file + ".missing"}, InputBuildersFile, ErrInvalidNode},
 		{SelectInput{Builder: "unix:///b.sock", TLS: tls}, "", ErrInvalidBuilder},
@@ -78,7 +79,7 @@ func (f *fakeInstances) Name(builder string, getenv func(string) string) (string
 		if strings.Contains(s, "://") {
 			return "", ""
 		}
-		return s, SourceFlag
+		return s, SourceOption
 	}
 	if getenv == nil || getenv(EnvBuildkitHost) != "" {
 		return "", ""
@@ -172,8 +173,9 @@ func TestSelectInstances(t *testing.T) {
 		current string
 		want    string
 	}{
-		{"unknown instance", SelectInput{Builder: "nope"}, "", `--builder: no such buildx builder "nope"`},
-		{"TLS without nodes", SelectInput{Builder: "pool", TLS: TLSOptions{CACert: "ca.pem"}}, "", `buildx builder "pool" (from --builder) keeps its TLS settings in its driver-opts`},
+		{"unknown instance", SelectInput{Builder: "nope"}, "", `the builder option: no such buildx builder "nope"`},
+		{"unknown instance, named by the caller", SelectInput{Builder: "nope", Names: InputNames{Builder: "--builder"}}, "", `--builder: no such buildx builder "nope"`},
+		{"TLS without nodes", SelectInput{Builder: "pool", TLS: TLSOptions{CACert: "ca.pem"}}, "", `buildx builder "pool" (from the builder option) keeps its TLS settings in its driver-opts`},
 		{"unreadable current", SelectInput{}, "broken", "reading the current buildx builder: unreadable store"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -209,7 +211,7 @@ func TestParseNode(t *testing.T) {
 			t.Errorf("%q: %v", in, err)
 			continue
 		}
-		if got := FormatNodePlatform(n.Platform); got != want || n.Builder.Source != SourceNode {
+		if got := FormatNodePlatform(n.Platform); got != want || n.Builder.Source != SourceNodeOption {
 			t.Errorf("%q: platform %q source %q, want %q", in, got, n.Builder.Source, want)
 		}
 	}
@@ -223,5 +225,36 @@ func TestParseNode(t *testing.T) {
 	}
 	if n := mustNode(t, "windows=tcp://win:1234"); n.Builder.TLS.CACert != "ca.pem" {
 		t.Error("a tcp:// node lacks the TLS flags")
+	}
+}
+
+// TestSelectNames: what Select returns names its inputs as the caller's
+// InputNames say, and keeps the package's own names without them.
+func TestSelectNames(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "builders.yaml")
+	if err := os.WriteFile(file, []byte("- platform: windows\n  address: tcp://file-win:1234\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := SelectInput{Builder: "unix:///b.sock", BuildersFile: file, Nodes: []string{"linux/arm64=tcp://arm:1234"}}
+	for _, tc := range []struct {
+		names InputNames
+		want  string
+	}{
+		{InputNames{}, "unix:///b.sock (from the builder option) | linux/arm64=tcp://arm:1234 (from a node option) | windows=tcp://file-win:1234 (from the builders file " + file + ")"},
+		{InputNames{Builder: "--builder", Node: "--node", BuildersFile: "--builders"}, "unix:///b.sock (from --builder) | linux/arm64=tcp://arm:1234 (from --node) | windows=tcp://file-win:1234 (from --builders " + file + ")"},
+	} {
+		in.Names = tc.names
+		fb, nodes, err := Select(t.Context(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []string{fb.String()}
+		for _, n := range nodes {
+			got = append(got, n.String()+" (from "+n.Builder.Source+")")
+		}
+		slices.Sort(got[1:])
+		if g := strings.Join(got, " | "); g != tc.want {
+			t.Errorf("names %+v:\n got %s\nwant %s", tc.names, g, tc.want)
+		}
 	}
 }

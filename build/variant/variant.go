@@ -37,6 +37,16 @@ var DefaultPlatforms = []v1.Platform{
 // ErrInvalidOptions is returned (wrapped) for build options that do not fit together.
 var ErrInvalidOptions = errors.New("invalid build options")
 
+// ErrNeedReleases is returned (wrapped, with ErrInvalidOptions) when
+// several Windows platforms are built without Windows releases that tell
+// their variants apart.
+var ErrNeedReleases = errors.New("several Windows platforms need one Windows release each")
+
+// ErrReleasesWithoutWindows is returned (wrapped, with ErrInvalidOptions)
+// when Windows releases are named but windows/amd64 is not among the
+// platforms.
+var ErrReleasesWithoutWindows = errors.New("Windows releases need windows/amd64 among the platforms")
+
 // Variant is one solve: every non-Windows platform together, or one
 // Windows release.
 type Variant struct {
@@ -83,7 +93,7 @@ type VariantOptions struct {
 
 // PlanVariants splits a build into solves. A Windows variant's base is
 // WindowsBases[release], else WindowsBaseTemplate with {ltsc} replaced,
-// else, with one release, a --build-arg WINDOWS_BASE, else
+// else, with one release, the WINDOWS_BASE build arg, else
 // DefaultWindowsBaseTemplate.
 func PlanVariants(o VariantOptions) ([]Variant, error) {
 	plats := o.Platforms
@@ -109,7 +119,7 @@ func PlanVariants(o VariantOptions) ([]Variant, error) {
 	}
 	if len(releases) == 0 {
 		if len(windows) > 1 {
-			return nil, fmt.Errorf("%w: several Windows platforms need --windows releases", ErrInvalidOptions)
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, ErrNeedReleases)
 		}
 		if len(windows) == 1 {
 			out = append(out, Variant{Name: "windows", Platforms: windows, BuildArgs: maps.Clone(o.BuildArgs)})
@@ -127,7 +137,7 @@ func PlanVariants(o VariantOptions) ([]Variant, error) {
 	return out, checkBases(o.WindowsBases, releases)
 }
 
-// windowsReleases resolves --windows names, and Windows platforms with an
+// windowsReleases resolves release names, and Windows platforms with an
 // os.version, to LTSC releases.
 func windowsReleases(names []string, windows []v1.Platform) ([]platform.Release, error) {
 	var out []platform.Release
@@ -139,7 +149,7 @@ func windowsReleases(names []string, windows []v1.Platform) ([]platform.Release,
 	for _, n := range names {
 		r, ok := ReleaseByName(n)
 		if !ok {
-			return nil, fmt.Errorf("%w: --windows %q: want %s", ErrInvalidOptions, n, strings.Join(releaseNames(), ", "))
+			return nil, fmt.Errorf("%w: Windows release %q: want %s", ErrInvalidOptions, n, strings.Join(releaseNames(), ", "))
 		}
 		add(r)
 	}
@@ -155,7 +165,7 @@ func windowsReleases(names []string, windows []v1.Platform) ([]platform.Release,
 		add(r)
 	}
 	if len(out) > 0 && len(windows) == 0 && len(names) > 0 {
-		return nil, fmt.Errorf("%w: --windows needs windows/amd64 among the platforms", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, ErrReleasesWithoutWindows)
 	}
 	return out, nil
 }
@@ -173,11 +183,12 @@ func windowsBase(o VariantOptions, r platform.Release, n int) string {
 	return strings.ReplaceAll(DefaultWindowsBaseTemplate, "{ltsc}", r.Name)
 }
 
-// checkBases refuses --windows-base entries for releases that are not built.
+// checkBases refuses bases (VariantOptions.WindowsBases) for releases that
+// are not built.
 func checkBases(bases map[string]string, releases []platform.Release) error {
 	for name := range bases {
 		if !slices.ContainsFunc(releases, func(r platform.Release) bool { return r.Name == name }) {
-			return fmt.Errorf("%w: --windows-base %s: not among the --windows releases", ErrInvalidOptions, name)
+			return fmt.Errorf("%w: a Windows base for %s, which is not among the Windows releases built", ErrInvalidOptions, name)
 		}
 	}
 	return nil

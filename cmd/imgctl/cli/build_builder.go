@@ -25,6 +25,7 @@ func (o *buildOptions) selectBuilder(ctx context.Context, bo *build.Options, std
 		Builder: o.builder, Getenv: os.Getenv, TLS: o.tls,
 		Nodes: o.nodes, BuildersFile: o.buildersFile,
 		Instances: buildxInstances{stderr: stderr},
+		Names:     nodes.InputNames{Builder: "--builder", Node: "--node", BuildersFile: "--builders"},
 	})
 	if err != nil {
 		return selectError(err)

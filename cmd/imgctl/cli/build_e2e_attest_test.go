@@ -244,7 +244,7 @@ func (e *e2e) sbomAndMaxProvenance(t *testing.T) {
 	}
 	compiles, cached := compileVertices(stderr)
 	t.Logf("sbom build took %s (%d of %d compile steps cached)", time.Since(start).Round(time.Millisecond), cached, compiles)
-	if !strings.Contains(stderr, "note: --sbom: the scanner reads each image's whole filesystem") {
+	if !strings.Contains(stderr, "note: SBOM: the scanner reads each image's whole filesystem") {
 		t.Errorf("stderr lacks the --sbom note:\n%s", tail(stderr, 20))
 	}
 	if !strings.Contains(out, "PASSED") {

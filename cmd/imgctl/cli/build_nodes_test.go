@@ -39,9 +39,9 @@ func TestNodeFlags(t *testing.T) {
 		o    buildOptions
 		want string
 	}{
-		{buildOptions{nodeFlags: nodeFlags{nodes: []string{"windows"}}}, `usage: invalid node: --node "windows": want PLATFORM=ADDR`},
+		{buildOptions{nodeFlags: nodeFlags{nodes: []string{"windows"}}}, `usage: --node windows: invalid node: want PLATFORM=ADDR`},
 		{buildOptions{tls: nodes.TLSOptions{Cert: "c.pem"}, nodeFlags: nodeFlags{nodes: []string{"linux=tcp://l:1"}}},
-			"usage: --node linux=tcp://l:1: invalid builder tcp://l:1 (from --node): --tlscert and --tlskey go together"},
+			"usage: --node linux=tcp://l:1: invalid builder tcp://l:1 (from --node): the client certificate and key go together"},
 		{buildOptions{nodeFlags: nodeFlags{buildersFile: file + ".missing"}}, "usage: --builders: invalid node: reading builders file: "},
 		{buildOptions{tls: tls}, "usage: invalid builder " + builder + " (from --builder): TLS options need a tcp:// address"},
 	} {

@@ -14,6 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/imgctl/imgctl/build/buildx"
+	"github.com/imgctl/imgctl/build/nodes"
+	"github.com/imgctl/imgctl/build/variant"
 	idx "github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/internal/ghactions"
 	"github.com/imgctl/imgctl/policy"
@@ -177,6 +180,13 @@ var flagHints = []struct {
 	{idx.ErrDuplicatePlatform, "prefer", "use --prefer newest to keep the newest of each"},
 	{registry.ErrPlainHTTP, "insecure", "use --insecure"},
 	{policy.ErrSignedAllWithoutKey, "key", "give --key, or keys in the policy"},
+	{buildx.ErrUnknownInstance, "builder", "--builder takes an instance name or an address with ://"},
+	{nodes.ErrNoBuilder, "builder", "give the daemon's address with --builder or $BUILDKIT_HOST"},
+	{nodes.ErrUnmappedPlatforms, "node", "map them with --node PLATFORM=ADDR or --builders, or give --builder for the rest"},
+	{nodes.ErrCertWithoutKey, "tlscert", "give both --tlscert and --tlskey"},
+	{nodes.ErrTLSForInstance, "tlscacert", "drop --tlscacert, --tlscert, --tlskey and --tls-server-name"},
+	{variant.ErrNeedReleases, "windows", "name them with --windows, e.g. --windows ltsc2022,ltsc2025"},
+	{variant.ErrReleasesWithoutWindows, "platform", "add windows/amd64 to --platform"},
 }
 
 // flagHint adds to err the flag of cmd that answers it (flagHints). A
