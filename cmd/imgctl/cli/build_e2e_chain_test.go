@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sigstore/cosign/v2/pkg/cosign"
 	"github.com/sigstore/cosign/v3/cmd/cosign/cli/options"
 	cosignverify "github.com/sigstore/cosign/v3/cmd/cosign/cli/verify"
@@ -44,7 +45,8 @@ func chainPolicy(t *testing.T, sbom bool, keys []string, builders ...string) str
 // then the next Patch Tuesday: bases exits 1, rebase adds its own
 // provenance, and the rebased index, signed again, passes a policy that
 // trusts imgctl's rebase and is refused by one that requires an SBOM.
-// It moves the ltsc2025 base tag, so it runs last.
+// It moves the ltsc2025 base tag, from whatever revision it holds, so it
+// runs last.
 func (e *e2e) supplyChain(t *testing.T) {
 	ctx := context.Background()
 	host := e.reg.Host()
@@ -108,8 +110,11 @@ func (e *e2e) supplyChain(t *testing.T) {
 	}
 	checkCosign(ctx, t, relRef.Context(), digests, pub)
 
-	// The next Patch Tuesday: a new ltsc2025 revision under the same tag.
-	if _, err := buildtest.PushNextRevision(e.bases.Nanoserver2025, buildtest.OSVersionLTSC2025); err != nil {
+	// The next Patch Tuesday: a new ltsc2025 revision under the same tag,
+	// one above the revision it holds (the lifecycle subtest has already
+	// moved it once; the same revision again would be the same image).
+	base := regtest.Must(remote.Image(e.ref(t, e.bases.Nanoserver2025)))(t)
+	if _, err := buildtest.PushNextRevision(e.bases.Nanoserver2025, regtest.Must(base.ConfigFile())(t).OSVersion); err != nil {
 		t.Fatal(err)
 	}
 	if out, errOut, code := run(t, "bases", tag); code != ExitFailed {

@@ -72,7 +72,8 @@ type e2e struct {
 // TestBuildE2E builds examples/hello for linux/amd64, linux/arm64 and
 // windows/amd64 (ltsc2022 and ltsc2025) on a real buildkitd, once, then
 // checks the index, the images, verify, the metadata file, the cache on a
-// second build, and the errors that must come before any solve.
+// second build, and the errors that must come before any solve; then the
+// lifecycle demo's story and the supply chain, on the same daemon.
 func TestBuildE2E(t *testing.T) {
 	start := time.Now()
 	e := &e2e{reg: regtest.New(t)}
@@ -155,7 +156,8 @@ func TestBuildE2E(t *testing.T) {
 	t.Run("secrets and ssh reach RUN", e.secretsAndSSH)
 	t.Run("registry cache export and import", e.registryCache)
 	t.Run("TLS builder", e.tlsBuilder)
-	t.Run("supply chain end to end", e.supplyChain) // moves a base tag: last
+	t.Run("lifecycle on the same daemon", e.lifecycle) // moves a base tag: after the builds from it
+	t.Run("supply chain end to end", e.supplyChain)    // moves a base tag again: last
 	t.Logf("e2e total %s", time.Since(start).Round(time.Millisecond))
 }
 

@@ -1,4 +1,4 @@
-package main
+package story
 
 import (
 	"bytes"
@@ -13,39 +13,48 @@ import (
 	"github.com/imgctl/imgctl/verify"
 )
 
-// variant is one image: its digest and os.version.
-type variant struct {
-	Digest    string
+// Variant is one image: its digest and os.version.
+type Variant struct {
+	// Digest is the image manifest's digest.
+	Digest string
+	// OSVersion is the platform's os.version: empty but for Windows.
 	OSVersion string
 }
 
-// state is an index as imgctl shows it: its digest, its images by
+// State is an index as imgctl shows it: its digest, its images by
 // platform (imgctl inspect -o json) and the image a node of each LTSC
 // release pulls (imgctl resolve -o json, containerd 2).
-type state struct {
-	Digest    string
-	Platforms []string           // index order, attestation manifests left out
-	Variants  map[string]variant // by platform
-	Selected  map[string]variant // by LTSC release
+type State struct {
+	// Digest is the index's digest.
+	Digest string
+	// Platforms are the images' platforms, "os/arch" and, for Windows,
+	// the LTSC release ("windows/amd64 ltsc2025"), in index order,
+	// attestation manifests left out.
+	Platforms []string
+	// Variants are the images by platform, as in Platforms.
+	Variants map[string]Variant
+	// Selected are the images a containerd 2 node pulls, by LTSC release
+	// (platform.DefaultTargets: ltsc2022, ltsc2025).
+	Selected map[string]Variant
 }
 
 // inspect reads the state of the index at ref.
-func (s *story) inspect(ref string) (state, error) {
+func (s *story) inspect(ref string) (State, error) {
 	raw, err := s.query("inspect", ref)
 	if err != nil {
-		return state{}, err
+		return State{}, err
 	}
 	// inspect -o json prints the manifest's exact bytes and a newline.
 	raw = bytes.TrimSuffix(raw, []byte("\n"))
 	h, _, err := v1.SHA256(bytes.NewReader(raw))
 	if err != nil {
-		return state{}, err
+		return State{}, err
 	}
 	im, err := v1.ParseIndexManifest(bytes.NewReader(raw))
 	if err != nil {
-		return state{}, fmt.Errorf("%s: %w", ref, err)
+		return State{}, fmt.Errorf("%s: %w", ref, err)
 	}
-	st := state{Digest: h.String(), Variants: map[string]variant{}, Selected: map[string]variant{}}
+	st := State{Digest: h.String(), Variants: map[string]Variant{}, Selected: map[string]Variant{}}
 	for _, m := range im.Manifests {
 		if m.Platform == nil || m.Platform.OS == "unknown" {
 			continue // an attestation manifest
@@ -55,11 +64,11 @@ func (s *story) inspect(ref string) (state, error) {
 			p += " " + r
 		}
 		st.Platforms = append(st.Platforms, p)
-		st.Variants[p] = variant{Digest: m.Digest.String(), OSVersion: m.Platform.OSVersion}
+		st.Variants[p] = Variant{Digest: m.Digest.String(), OSVersion: m.Platform.OSVersion}
 	}
 	for _, name := range platform.DefaultTargets {
 		if st.Selected[name], err = s.resolve(ref, name); err != nil {
-			return state{}, err
+			return State{}, err
 		}
 	}
 	return st, nil
@@ -67,19 +76,19 @@ func (s *story) inspect(ref string) (state, error) {
 
 // resolve returns the image a containerd 2 node of the LTSC release
 // pulls from ref.
-func (s *story) resolve(ref, release string) (variant, error) {
+func (s *story) resolve(ref, release string) (Variant, error) {
 	t, err := platform.ParseTarget(release)
 	if err != nil {
-		return variant{}, err
+		return Variant{}, err
 	}
 	var r struct {
 		Digest   string             `json:"digest"`
 		Platform *platform.Platform `json:"platform"`
 	}
 	if err := s.queryJSON(&r, "resolve", ref, "--platform", platform.Format(t.Host())); err != nil {
-		return variant{}, err
+		return Variant{}, err
 	}
-	v := variant{Digest: r.Digest}
+	v := Variant{Digest: r.Digest}
 	if r.Platform != nil {
 		v.OSVersion = r.Platform.OSVersion
 	}
@@ -104,13 +113,13 @@ func newChanges(w io.Writer) changes {
 }
 
 // row writes one line; a zero old means the thing is new.
-func (c changes) row(label string, old, cur variant) {
+func (c changes) row(label string, old, cur Variant) {
 	fmt.Fprintf(c.tw, "  %s\t%s\t%s\n", label, arrow(short(old.Digest), short(cur.Digest)), osVersion(old.OSVersion, cur.OSVersion))
 }
 
 // state writes the index digest, each image and each LTSC selection.
-func (c changes) state(old, cur state) {
-	c.row("index", variant{Digest: old.Digest}, variant{Digest: cur.Digest})
+func (c changes) state(old, cur State) {
+	c.row("index", Variant{Digest: old.Digest}, Variant{Digest: cur.Digest})
 	for _, p := range cur.Platforms {
 		c.row(p, old.Variants[p], cur.Variants[p])
 	}
@@ -127,7 +136,7 @@ func (c changes) nodes(old, cur []verify.TargetResult) {
 	}
 	for _, n := range cur {
 		o := prev[n.Target]
-		c.row(fmt.Sprintf("node %s (%s)", n.Target, n.Engine), variant{o.Selected, o.OSVersion}, variant{n.Selected, n.OSVersion})
+		c.row(fmt.Sprintf("node %s (%s)", n.Target, n.Engine), Variant{o.Selected, o.OSVersion}, Variant{n.Selected, n.OSVersion})
 	}
 }
 

@@ -1,20 +1,26 @@
-package main
+package story
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/imgctl/imgctl/cmd/imgctl/cli"
 )
 
-// imgctl runs the CLI in process, as the binary runs it, showing the
+// imgctl's documented exit codes (docs/commands.md), which the CLI
+// contract fixes; the story checks them.
+const (
+	exitOK       = 0 // passed
+	exitFindings = 1 // the check failed: findings, or nothing matches
+	exitError    = 2 // usage, network or registry error
+)
+
+// imgctl runs the CLI (Config.Imgctl), as the binary runs it, showing the
 // command line (temporary and module paths made relative) and its output.
 // It returns the exit code.
 func (s *story) imgctl(args ...string) int {
 	fmt.Fprintf(s.w, "\n$ imgctl %s\n", s.display.Replace(strings.Join(args, " ")))
-	return cli.Execute(s.ctx, args, strings.NewReader(password+"\n"), s.w, s.w)
+	return s.run(s.ctx, args, strings.NewReader(password+"\n"), s.w, s.w)
 }
 
 // expect runs imgctl and fails unless it exits want.
@@ -26,10 +32,10 @@ func (s *story) expect(want int, args ...string) error {
 }
 
 // query runs imgctl with -o json without showing it and returns its
-// output; it fails unless imgctl exits 0.
+// output; it fails unless imgctl exits 0 (exitOK).
 func (s *story) query(args ...string) ([]byte, error) {
 	var out, errOut bytes.Buffer
-	if code := cli.Execute(s.ctx, append(args, "-o", "json"), strings.NewReader(""), &out, &errOut); code != 0 {
+	if code := s.run(s.ctx, append(args, "-o", "json"), strings.NewReader(""), &out, &errOut); code != exitOK {
 		return nil, fmt.Errorf("imgctl %s exited %d: %s%s", strings.Join(args, " "), code, out.String(), errOut.String())
 	}
 	return out.Bytes(), nil

@@ -1,4 +1,4 @@
-package main
+package story
 
 import (
 	"errors"
@@ -6,27 +6,30 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/imgctl/imgctl/cmd/imgctl/cli"
 	"github.com/imgctl/imgctl/internal/buildtest"
 )
 
 // build is step 1: every platform in one imgctl build, with provenance.
 func (s *story) build() error {
 	s.step("1. build examples/hello: linux/amd64, linux/arm64, windows/amd64 ltsc2022 and ltsc2025, with SLSA provenance")
-	if err := s.expect(cli.ExitOK, "build", "--builder", s.builder, "--progress", "quiet",
+	progress := s.progress
+	if progress == "" {
+		progress = "quiet"
+	}
+	if err := s.expect(exitOK, "build", "--builder", s.builder, "--progress", progress,
 		"--windows", "ltsc2022,ltsc2025",
 		"--windows-base", "ltsc2022="+s.bases.Nanoserver2022+",ltsc2025="+s.bases.Nanoserver2025,
 		"--build-arg", "GOLANG_IMAGE="+s.bases.Golang, "--build-arg", "LINUX_BASE="+s.bases.Distroless,
-		"--build-arg", "VERSION=1.0", "--provenance", "mode=min",
+		"--build-arg", "VERSION="+s.version, "--provenance", "mode=min",
 		"-t", s.ci, "--metadata-file", filepath.Join(s.tmp, "metadata.json"), filepath.Join(s.root, "examples", "hello")); err != nil {
 		return err
 	}
 	var err error
-	if s.out.built, err = s.inspect(s.ci); err != nil {
+	if s.out.Built, err = s.inspect(s.ci); err != nil {
 		return err
 	}
 	c := newChanges(s.w)
-	c.state(state{}, s.out.built)
+	c.state(State{}, s.out.Built)
 	return c.flush()
 }
 
@@ -36,10 +39,10 @@ func (s *story) sign() error {
 	s.step("2. sign: a cosign key pair, then the index, its images and their attestations")
 	prefix := filepath.Join(s.tmp, "release")
 	s.key, s.pub = prefix+".key", prefix+".pub"
-	if err := s.expect(cli.ExitOK, "keygen", prefix); err != nil {
+	if err := s.expect(exitOK, "keygen", prefix); err != nil {
 		return err
 	}
-	return s.expect(cli.ExitOK, "sign", s.ci, "--key", s.key, "--attestations")
+	return s.expect(exitOK, "sign", s.ci, "--key", s.key, "--attestations")
 }
 
 // promote is step 3: the policy gate, and a copy of exactly that digest
@@ -52,15 +55,15 @@ func (s *story) promote() error {
 		return err
 	}
 	fmt.Fprintf(s.w, "policy.yaml:\n%s", s.display.Replace(doc))
-	if err := s.expect(cli.ExitOK, "promote", "--policy", s.policy, s.ci, s.releases[0]); err != nil {
+	if err := s.expect(exitOK, "promote", "--policy", s.policy, s.ci, s.releases[0]); err != nil {
 		return err
 	}
 	var err error
-	if s.out.release, err = s.inspect(s.releases[0]); err != nil {
+	if s.out.Release, err = s.inspect(s.releases[0]); err != nil {
 		return err
 	}
 	c := newChanges(s.w)
-	c.row(s.releases[0], variant{}, variant{Digest: s.out.release.Digest})
+	c.row(s.releases[0], Variant{}, Variant{Digest: s.out.Release.Digest})
 	return c.flush()
 }
 
@@ -69,26 +72,26 @@ func (s *story) promote() error {
 func (s *story) patchTuesday() error {
 	s.step("4. Patch Tuesday: a new nanoserver ltsc2025 revision is pushed to %s", s.bases.Nanoserver2025)
 	var err error
-	if s.out.baseBefore, err = s.resolve(s.bases.Nanoserver2025, "ltsc2025"); err != nil {
+	if s.out.BaseBefore, err = s.resolve(s.bases.Nanoserver2025, "ltsc2025"); err != nil {
 		return err
 	}
-	if _, err := buildtest.PushNextRevision(s.bases.Nanoserver2025, s.out.baseBefore.OSVersion); err != nil {
+	if _, err := buildtest.PushNextRevision(s.bases.Nanoserver2025, s.out.BaseBefore.OSVersion); err != nil {
 		return err
 	}
-	if s.out.baseAfter, err = s.resolve(s.bases.Nanoserver2025, "ltsc2025"); err != nil {
+	if s.out.BaseAfter, err = s.resolve(s.bases.Nanoserver2025, "ltsc2025"); err != nil {
 		return err
 	}
 	c := newChanges(s.w)
-	c.row(s.display.Replace(s.bases.Nanoserver2025), s.out.baseBefore, s.out.baseAfter)
+	c.row(s.display.Replace(s.bases.Nanoserver2025), s.out.BaseBefore, s.out.BaseAfter)
 	return c.flush()
 }
 
 // stale is step 5: imgctl bases finds the ltsc2025 variant stale.
 func (s *story) stale() error {
 	s.step("5. imgctl bases: the ltsc2025 variant is stale (exit 1)")
-	s.out.basesBefore = s.imgctl("bases", s.ci)
-	if s.out.basesBefore != cli.ExitFailed {
-		return fmt.Errorf("imgctl bases exited %d before the rebase, want %d", s.out.basesBefore, cli.ExitFailed)
+	s.out.BasesBefore = s.imgctl("bases", s.ci)
+	if s.out.BasesBefore != exitFindings {
+		return fmt.Errorf("imgctl bases exited %d before the rebase, want %d", s.out.BasesBefore, exitFindings)
 	}
 	return nil
 }
@@ -96,21 +99,21 @@ func (s *story) stale() error {
 // rebase is step 6: the stale variant onto the new base, no rebuild.
 func (s *story) rebase() error {
 	s.step("6. imgctl rebase: the stale variant moves onto the new base, without a rebuild")
-	if err := s.expect(cli.ExitOK, "rebase", s.ci, "-t", s.rebased); err != nil {
+	if err := s.expect(exitOK, "rebase", s.ci, "-t", s.rebased); err != nil {
 		return err
 	}
 	var err error
-	if s.out.rebased, err = s.inspect(s.rebased); err != nil {
+	if s.out.Rebased, err = s.inspect(s.rebased); err != nil {
 		return err
 	}
 	c := newChanges(s.w)
-	c.state(s.out.built, s.out.rebased)
+	c.state(s.out.Built, s.out.Rebased)
 	if err := c.flush(); err != nil {
 		return err
 	}
-	s.out.basesAfter = s.imgctl("bases", s.rebased)
-	if s.out.basesAfter != cli.ExitOK {
-		return fmt.Errorf("imgctl bases exited %d after the rebase, want 0", s.out.basesAfter)
+	s.out.BasesAfter = s.imgctl("bases", s.rebased)
+	if s.out.BasesAfter != exitOK {
+		return fmt.Errorf("imgctl bases exited %d after the rebase, want 0", s.out.BasesAfter)
 	}
 	return nil
 }
@@ -119,18 +122,18 @@ func (s *story) rebase() error {
 func (s *story) verifyNodes() error {
 	nodes := filepath.Join(s.root, "examples", "nodes.json")
 	s.step("7. imgctl verify --nodes: the rebased index on a sample cluster (Linux amd64 and arm64, Windows ltsc2022 and ltsc2025)")
-	if err := s.expect(cli.ExitOK, "verify", s.rebased, "--nodes", nodes); err != nil {
+	if err := s.expect(exitOK, "verify", s.rebased, "--nodes", nodes); err != nil {
 		return err
 	}
 	var err error
-	if s.out.nodesBefore, err = s.nodes(s.ci, nodes); err != nil {
+	if s.out.NodesBefore, err = s.nodes(s.ci, nodes); err != nil {
 		return err
 	}
-	if s.out.nodesAfter, err = s.nodes(s.rebased, nodes); err != nil {
+	if s.out.NodesAfter, err = s.nodes(s.rebased, nodes); err != nil {
 		return err
 	}
 	c := newChanges(s.w)
-	c.nodes(s.out.nodesBefore, s.out.nodesAfter)
+	c.nodes(s.out.NodesBefore, s.out.NodesAfter)
 	return c.flush()
 }
 
@@ -138,25 +141,25 @@ func (s *story) verifyNodes() error {
 // release tag; the old release tag is immutable.
 func (s *story) release() error {
 	s.step("8. sign and promote the rebased index to a new release tag (the old one is immutable)")
-	if err := s.expect(cli.ExitOK, "sign", s.rebased, "--key", s.key, "--attestations"); err != nil {
+	if err := s.expect(exitOK, "sign", s.rebased, "--key", s.key, "--attestations"); err != nil {
 		return err
 	}
-	s.out.retag = s.imgctl("promote", "--policy", s.policy, s.rebased, s.releases[0])
-	if s.out.retag != cli.ExitError {
-		return fmt.Errorf("promote over the existing release tag exited %d, want %d", s.out.retag, cli.ExitError)
+	s.out.Retag = s.imgctl("promote", "--policy", s.policy, s.rebased, s.releases[0])
+	if s.out.Retag != exitError {
+		return fmt.Errorf("promote over the existing release tag exited %d, want %d", s.out.Retag, exitError)
 	}
-	if err := s.expect(cli.ExitOK, "promote", "--policy", s.policy, s.rebased, s.releases[1]); err != nil {
+	if err := s.expect(exitOK, "promote", "--policy", s.policy, s.rebased, s.releases[1]); err != nil {
 		return err
 	}
 	var err error
-	if s.out.nextRelease, err = s.inspect(s.releases[1]); err != nil {
+	if s.out.NextRelease, err = s.inspect(s.releases[1]); err != nil {
 		return err
 	}
-	if s.out.nextRelease.Digest != s.out.rebased.Digest {
+	if s.out.NextRelease.Digest != s.out.Rebased.Digest {
 		return errors.New("the new release tag does not hold the rebased index")
 	}
 	c := newChanges(s.w)
-	c.row(s.releases[1], variant{}, variant{Digest: s.out.nextRelease.Digest})
-	c.state(s.out.release, s.out.nextRelease)
+	c.row(s.releases[1], Variant{}, Variant{Digest: s.out.NextRelease.Digest})
+	c.state(s.out.Release, s.out.NextRelease)
 	return c.flush()
 }
