@@ -10,7 +10,8 @@
 // bake --print does); Definition.Plan checks every target and returns
 // them as Targets whose Options are build.Options; CheckTags reads every
 // tag before anything is built; Build runs the targets concurrently, a
-// failed target leaving the others to finish. Errors wrap the sentinels
+// failed target leaving the others to finish, and spreads whole targets
+// over a pool of nodes (several nodes of one platform). Errors wrap the sentinels
 // below and name the file (and line, where one is known); they name no
 // command-line flag.
 package bake

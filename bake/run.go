@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/moby/buildkit/client"
 
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/registry"
@@ -55,6 +54,9 @@ type BuildOptions struct {
 	// logger, notes. Its Status receives the status of every target's
 	// solves, each vertex under "[TARGET]", and is closed when the last
 	// target ends; nil discards.
+	// When Base.Nodes name a platform more than once, those nodes are a
+	// pool: each target gets one of them per platform, the one running
+	// the fewest targets when it starts (see pool), and a note says which.
 	Base build.Options
 	// Jobs is how many targets build at once; less than 1 means 1.
 	Jobs int
@@ -65,23 +67,29 @@ type BuildOptions struct {
 }
 
 // Build builds the targets, at most Jobs at once, each with build.Build:
-// a target that fails does not stop the others. The outcomes are in the
-// order of ts.
+// a target that fails does not stop the others; a pool of nodes spreads
+// them over its daemons. The outcomes are in the order of ts.
 func Build(ctx context.Context, ts []Target, o BuildOptions) []Outcome {
 	status := o.Base.Status
 	out := make([]Outcome, len(ts))
 	slots := make(chan struct{}, max(o.Jobs, 1))
+	spread := newPool(o.Base.Nodes)
 	var builds, forwards sync.WaitGroup
 	for i, t := range ts {
 		builds.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
 			bo := t.Options(o.Base)
+			if spread != nil {
+				bo.Nodes = spread.take()
+				defer spread.release(bo.Nodes)
+				if bo.Note != nil {
+					bo.Note(fmt.Sprintf("target %s builds on %s", t.Name, describe(bo.Nodes)))
+				}
+			}
 			bo.Status = nil
 			if status != nil {
-				ch := make(chan *client.SolveStatus)
-				forwards.Go(func() { build.ForwardStatus(ctx, status, ch, t.Name) })
-				bo.Status = ch
+				bo.Status = build.StatusTo(ctx, &forwards, status, t.Name)
 			}
 			res, err := build.Build(ctx, bo)
 			if err == nil && o.After != nil {
@@ -91,7 +99,7 @@ func Build(ctx context.Context, ts []Target, o BuildOptions) []Outcome {
 		})
 	}
 	builds.Wait()
-	forwards.Wait() // every forwards.Go ran before its build ended
+	forwards.Wait() // every StatusTo ran before its build ended
 	if status != nil {
 		close(status)
 	}

@@ -123,10 +123,8 @@ func newRun(p *Plan, o *Options, rc *registry.Client, skelRepo name.Repository, 
 		Note:        o.note,
 		Attachables: func() ([]session.Attachable, error) { return attachables(nil, nil, o.Stderr) },
 		Progress: func(ctx context.Context, label string) (chan *client.SolveStatus, func()) {
-			ch := make(chan *client.SolveStatus)
 			var fwd sync.WaitGroup
-			fwd.Go(func() { forwardStatus(ctx, o.Status, ch, label) })
-			return ch, fwd.Wait
+			return StatusTo(ctx, &fwd, o.Status, label), fwd.Wait
 		},
 	}}
 }

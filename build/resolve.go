@@ -130,9 +130,8 @@ func (r *run) resolveOn(ctx context.Context, c *client.Client, addr string, qs [
 	}
 	out := make([]*ResolvedBase, len(qs))
 	errs := make([]error, len(qs))
-	ch := make(chan *client.SolveStatus)
 	var fwd sync.WaitGroup
-	fwd.Go(func() { forwardStatus(ctx, o.Status, ch, label) })
+	ch := StatusTo(ctx, &fwd, o.Status, label)
 	_, err = c.Build(ctx, client.SolveOpt{Session: att, Internal: true}, "imgctl", func(ctx context.Context, gw gateway.Client) (*gateway.Result, error) {
 		br := &baseResolver{gw: gw, daemon: c, rc: r.rc, note: o.note}
 		br.resolveAll(ctx, qs, out, errs)

@@ -44,12 +44,11 @@ func (r *run) solveAll(ctx context.Context) ([]*graft.Exported, error) {
 	var fwd sync.WaitGroup
 	for i, v := range p.Variants {
 		c, a := conns.clients[i], p.Assignments[i]
-		ch := make(chan *client.SolveStatus)
 		label := ""
 		if conns.several {
 			label = a.Label
 		}
-		fwd.Go(func() { forwardStatus(ctx, o.Status, ch, label) })
+		ch := StatusTo(ctx, &fwd, o.Status, label)
 		g.Go(func() error {
 			opt, err := r.solveOpt(i)
 			if err != nil {
@@ -79,9 +78,7 @@ func (r *run) solveAll(ctx context.Context) ([]*graft.Exported, error) {
 				if err != nil && gctx.Err() == nil && (errors.Is(err, graft.ErrGraft) || gr.NamesPlaceholder(err)) {
 					o.note(fmt.Sprintf("variant %s: BuildKit's plain path, which downloads the base: the graft failed: %v", v.Name, err))
 					opt.FrontendAttrs = plainAttrs
-					ch2 := make(chan *client.SolveStatus)
-					fwd.Go(func() { forwardStatus(ctx, o.Status, ch2, label) })
-					ex, err = p.solveOne(gctx, c, opt, ch2, src)
+					ex, err = p.solveOne(gctx, c, opt, StatusTo(ctx, &fwd, o.Status, label), src)
 				}
 			}
 			if err != nil {
@@ -108,24 +105,6 @@ func (p *Plan) solveOne(ctx context.Context, c *client.Client, opt client.SolveO
 		return nil, err
 	}
 	return graft.ReadExported(ctx, src, top, !p.tagsDirectly())
-}
-
-// forwardStatus passes the status of one solve or build from src on to dst
-// (nil discards) until src is closed, each vertex under label when label
-// is set (see relabel).
-func forwardStatus(ctx context.Context, dst chan<- *client.SolveStatus, src <-chan *client.SolveStatus, label string) {
-	for s := range src {
-		if dst == nil {
-			continue
-		}
-		if label != "" {
-			relabel(s, label)
-		}
-		select { // a caller that stopped drawing must not block the solve
-		case dst <- s:
-		case <-ctx.Done():
-		}
-	}
 }
 
 // solveOpt is the SolveOpt of variant i.

@@ -25,9 +25,10 @@ import (
 
 // bakeCase measures imgctl bake (issue 28, point 6): a bake of N targets
 // against the same N targets built by imgctl build one after the other,
-// on one builder and spread over two. It is opt-in: -cases must name it,
-// as it starts two buildkitd daemons and runs 2 + 2N imgctl processes per
-// run.
+// on one builder, with its platforms split over two, and with whole
+// targets spread over a pool of two. It is opt-in: -cases must name it,
+// as it starts two buildkitd daemons and runs N + 3 imgctl processes per
+// run (N builds, three bakes).
 const bakeCase = "bake"
 
 // Defaults of -bake-targets and -bake-jobs.
@@ -79,7 +80,7 @@ type bakeSpec struct {
 	linuxBase   string // HOST/bases/distroless/static:nonroot
 	windowsBase string // HOST/bases/nanoserver:{ltsc}
 	addrA       string // builder A: every row's
-	addrB       string // builder B: the Windows node of the two-builder row
+	addrB       string // builder B: the two-builder row's Windows node, half of the pool row's pool
 	targets     int
 	jobs        int
 }
@@ -91,15 +92,20 @@ const (
 	bakeBuilds      bakeRowKind = iota // imgctl build × N, one after the other, on builder A
 	bakeOneBuilder                     // imgctl bake on builder A
 	bakeTwoBuilders                    // imgctl bake, linux/amd64 on A, windows on B
+	bakePool                           // imgctl bake, a pool of A and B: each target wholly on one
 )
 
 // bakeKinds are the rows in report order.
-var bakeKinds = []bakeRowKind{bakeBuilds, bakeOneBuilder, bakeTwoBuilders}
+var bakeKinds = []bakeRowKind{bakeBuilds, bakeOneBuilder, bakeTwoBuilders, bakePool}
 
 // slug names the row's repositories.
 func (k bakeRowKind) slug() string {
-	return [...]string{"builds", "bake-1-builder", "bake-2-builders"}[k]
+	return [...]string{"builds", "bake-1-builder", "bake-2-builders", "bake-pool"}[k]
 }
+
+// bakeFillLabel names the run, untimed and before the pool row's warm-up,
+// that bakes every target on builder B alone (bakeEnv.fillB).
+const bakeFillLabel = "fill-b"
 
 // bakeRowName is the row's name in the report.
 func bakeRowName(k bakeRowKind, targets, jobs int) string {
@@ -108,8 +114,10 @@ func bakeRowName(k bakeRowKind, targets, jobs int) string {
 		return fmt.Sprintf("imgctl build ×%d, one after the other", targets)
 	case bakeOneBuilder:
 		return fmt.Sprintf("imgctl bake --jobs %d, 1 builder", jobs)
+	case bakeTwoBuilders:
+		return fmt.Sprintf("imgctl bake --jobs %d, 2 builders", jobs)
 	}
-	return fmt.Sprintf("imgctl bake --jobs %d, 2 builders", jobs)
+	return fmt.Sprintf("imgctl bake --jobs %d, a pool of 2 builders", jobs)
 }
 
 // bakeTargetName is target i's name (from 0): t1, t2...
@@ -127,9 +135,16 @@ func bakeRunLabel(n int) string {
 // repository of its own that no other run writes:
 // HOST/bench/bake/<row>/<run>/tI:v1.
 func bakeTags(host string, k bakeRowKind, n, targets int) []string {
+	return bakeLabelTags(host, k, bakeRunLabel(n), targets)
+}
+
+// bakeLabelTags are the tags of the run of row k labelled label (a
+// bakeRunLabel or bakeFillLabel), one per target:
+// HOST/bench/bake/<row>/<label>/tI:v1.
+func bakeLabelTags(host string, k bakeRowKind, label string, targets int) []string {
 	var tags []string
 	for i := range targets {
-		tags = append(tags, fmt.Sprintf("%s/bench/%s/%s/%s/%s:v1", host, bakeCase, k.slug(), bakeRunLabel(n), bakeTargetName(i)))
+		tags = append(tags, fmt.Sprintf("%s/bench/%s/%s/%s/%s:v1", host, bakeCase, k.slug(), label, bakeTargetName(i)))
 	}
 	return tags
 }
@@ -185,13 +200,31 @@ func bakeBuildArgs(s bakeSpec, i int, tag string) []string {
 	return imgctlBuildArgs(bakeBuildOp(s, i, tag), false)
 }
 
-// bakeArgs is the imgctl bake command line of row k for the bake file.
+// bakeBaseArgs is every imgctl bake command line of the case for the
+// bake file, without the builders.
+func bakeBaseArgs(s bakeSpec, file string) []string {
+	return []string{"bake", "-f", file, "--progress", "quiet", "--no-verify", "--jobs", strconv.Itoa(s.jobs)}
+}
+
+// bakeArgs is the imgctl bake command line of row k for the bake file:
+// builder A; linux/amd64 on A and windows on B; or both platforms named
+// on A and on B, a pool.
 func bakeArgs(s bakeSpec, k bakeRowKind, file string) []string {
-	args := []string{"bake", "-f", file, "--progress", "quiet", "--no-verify", "--jobs", strconv.Itoa(s.jobs)}
-	if k == bakeTwoBuilders {
+	args := bakeBaseArgs(s, file)
+	switch k {
+	case bakeTwoBuilders:
 		return append(args, "--node", "linux/amd64="+s.addrA, "--node", "windows="+s.addrB)
+	case bakePool:
+		return append(args, "--node", "linux="+s.addrA, "--node", "windows="+s.addrA,
+			"--node", "linux="+s.addrB, "--node", "windows="+s.addrB)
 	}
 	return append(args, "--builder", s.addrA)
+}
+
+// bakeFillArgs is the command line of bakeEnv.fillB: the bake file on
+// builder B alone.
+func bakeFillArgs(s bakeSpec, file string) []string {
+	return append(bakeBaseArgs(s, file), "--builder", s.addrB)
 }
 
 // bakeRow is one row of the case: its own imgctl with a private home.
@@ -235,8 +268,8 @@ type bakeEnv struct {
 // runBake runs the bake case: the CNCF distribution registry behind the
 // bench's counting proxy with a distroless-like and a nanoserver-shaped
 // base, two fresh buildkitd daemons kept for the whole case, and per row
-// one untimed warm-up run, then o.buildRuns timed runs, the order of the
-// rows rotating from run to run. It returns the case's RESULTS.md section
+// one untimed warm-up run (the pool row's after bakeEnv.fillB), then
+// o.buildRuns timed runs, the order of the rows rotating from run to run. It returns the case's RESULTS.md section
 // and goals.
 func runBake(ctx context.Context, o options, root, binDir, work string, log io.Writer) (string, []goal, error) {
 	if len(filter([]string{"imgctl"}, o.tools, func(s string) string { return s })) == 0 {
@@ -283,6 +316,12 @@ func runBake(ctx context.Context, o options, root, binDir, work string, log io.W
 	be.spec.addrA, be.spec.addrB = be.daemons[0].Addr, be.daemons[1].Addr
 	rep.spec = be.spec
 	for _, r := range rep.rows {
+		if r.kind == bakePool {
+			fmt.Fprintf(log, "%s: baking every target on builder B alone before %s\n", bakeCase, r.name)
+			if err := be.fillB(ctx, r); err != nil {
+				return "", nil, fmt.Errorf("%s: filling builder B before %s: %w", bakeCase, r.name, err)
+			}
+		}
 		run, err := be.run(ctx, r, 0)
 		if err == nil {
 			err = run.checkErr
@@ -291,7 +330,7 @@ func runBake(ctx context.Context, o options, root, binDir, work string, log io.W
 			return "", nil, fmt.Errorf("%s: warm-up of %s: %w", bakeCase, r.name, err)
 		}
 		r.warmup = run.Wall
-		fmt.Fprintf(log, "  %s warm-up %-38s %v\n", bakeCase, r.name, run.Wall.Round(time.Millisecond))
+		fmt.Fprintf(log, "  %s warm-up %-44s %v\n", bakeCase, r.name, run.Wall.Round(time.Millisecond))
 	}
 	rep.load[0] = loadAvg()
 	for n := range o.buildRuns {
@@ -299,7 +338,7 @@ func runBake(ctx context.Context, o options, root, binDir, work string, log io.W
 			r := rep.rows[(i+n)%len(rep.rows)]
 			run, _ := be.run(ctx, r, n+1)
 			r.runs = append(r.runs, run)
-			fmt.Fprintf(log, "  %s run %d %-38s %s\n", bakeCase, n+1, r.name, run.status())
+			fmt.Fprintf(log, "  %s run %d %-44s %s\n", bakeCase, n+1, r.name, run.status())
 			if ctx.Err() != nil {
 				return "", nil, ctx.Err()
 			}
@@ -375,6 +414,25 @@ func writeBakeContext(dir string, targets int) error {
 		}
 	}
 	return nil
+}
+
+// fillB bakes, untimed, every target on builder B alone with row r's
+// imgctl into tags of their own (HOST/bench/bake/<row>/fill-b/tI:v1) and
+// reads them back. The two-builder row's warm-up leaves B only the
+// Windows solves; after this B holds every target's Linux and Windows
+// solve, so that whichever builder the pool gives a target in a timed run,
+// its solves are cache hits.
+func (be *bakeEnv) fillB(ctx context.Context, r *bakeRow) error {
+	s := be.spec
+	tags := bakeLabelTags(s.host, r.kind, bakeFillLabel, s.targets)
+	file := filepath.Join(be.work, fmt.Sprintf("%s-%s.hcl", r.kind.slug(), bakeFillLabel))
+	if err := os.WriteFile(file, []byte(bakeHCL(s, tags)), 0o644); err != nil {
+		return err
+	}
+	if _, err := r.tool.exec(ctx, bakeFillArgs(s, file)...); err != nil {
+		return fmt.Errorf("%w (buildkitd B log: %s)", err, be.daemons[1].LogTail(5))
+	}
+	return checkBakeTags(ctx, be.d.env, tags)
 }
 
 // run runs run n of row r (0: the warm-up), timed as one sample: the N

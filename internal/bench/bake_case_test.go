@@ -108,14 +108,23 @@ func TestBakeFileMatchesBuilds(t *testing.T) {
 
 func TestBakeArgs(t *testing.T) {
 	s := testBakeSpec(t, 2)
-	one, two := bakeArgs(s, bakeOneBuilder, "f.hcl"), bakeArgs(s, bakeTwoBuilders, "f.hcl")
+	one, two, pool := bakeArgs(s, bakeOneBuilder, "f.hcl"), bakeArgs(s, bakeTwoBuilders, "f.hcl"), bakeArgs(s, bakePool, "f.hcl")
+	fill := bakeFillArgs(s, "f.hcl")
 	if got := flagValues(one, "--builder"); !slices.Equal(got, []string{s.addrA}) || len(flagValues(one, "--node")) != 0 {
 		t.Errorf("1 builder: %v", one)
 	}
 	if got := flagValues(two, "--node"); !slices.Equal(got, []string{"linux/amd64=" + s.addrA, "windows=" + s.addrB}) || len(flagValues(two, "--builder")) != 0 {
 		t.Errorf("2 builders: %v", two)
 	}
-	for _, args := range [][]string{one, two} {
+	// The pool: both platforms on A, then both on B, so the first target goes wholly to A.
+	if got := flagValues(pool, "--node"); !slices.Equal(got, []string{"linux=" + s.addrA, "windows=" + s.addrA, "linux=" + s.addrB, "windows=" + s.addrB}) ||
+		len(flagValues(pool, "--builder")) != 0 {
+		t.Errorf("pool: %v", pool)
+	}
+	if got := flagValues(fill, "--builder"); !slices.Equal(got, []string{s.addrB}) || len(flagValues(fill, "--node")) != 0 {
+		t.Errorf("fill of B: %v", fill)
+	}
+	for _, args := range [][]string{one, two, pool, fill} {
 		if !slices.Equal(flagValues(args, "--jobs"), []string{"2"}) || !slices.Contains(args, "--no-verify") || !slices.Equal(flagValues(args, "-f"), []string{"f.hcl"}) {
 			t.Errorf("%v", args)
 		}
@@ -125,13 +134,21 @@ func TestBakeArgs(t *testing.T) {
 	}
 }
 
-// TestBakeTags: every run of every row writes tags no other writes, each
-// target to its own repository.
+// TestBakeTags: every run of every row, and the fill of builder B before
+// the pool row's warm-up, writes tags no other writes, each target to its
+// own repository.
 func TestBakeTags(t *testing.T) {
 	seen := map[string]bool{}
 	for _, k := range bakeKinds {
+		var runs [][]string
 		for run := range 3 {
-			for _, tag := range bakeTags("127.0.0.1:5000", k, run, 4) {
+			runs = append(runs, bakeTags("127.0.0.1:5000", k, run, 4))
+		}
+		if k == bakePool {
+			runs = append(runs, bakeLabelTags("127.0.0.1:5000", k, bakeFillLabel, 4))
+		}
+		for _, tags := range runs {
+			for _, tag := range tags {
 				ref, err := name.NewTag(tag, name.Insecure)
 				if err != nil {
 					t.Fatal(err)
@@ -145,6 +162,15 @@ func TestBakeTags(t *testing.T) {
 	}
 	if got := bakeTags("H", bakeTwoBuilders, 0, 1)[0]; got != "H/bench/bake/bake-2-builders/warmup/t1:v1" {
 		t.Errorf("warm-up tag %s", got)
+	}
+	if got := bakeTags("H", bakePool, 2, 2)[1]; got != "H/bench/bake/bake-pool/run2/t2:v1" {
+		t.Errorf("pool tag %s", got)
+	}
+	if got := bakeLabelTags("H", bakePool, bakeFillLabel, 1)[0]; got != "H/bench/bake/bake-pool/fill-b/t1:v1" {
+		t.Errorf("fill tag %s", got)
+	}
+	if len(seen) != 3*4*len(bakeKinds)+4 {
+		t.Errorf("%d repositories", len(seen))
 	}
 }
 
@@ -161,43 +187,86 @@ func TestSolveText(t *testing.T) {
 // and where writeResults puts the section.
 func TestBakeReport(t *testing.T) {
 	rep := &bakeReport{runs: 3, targets: 4, jobs: 2, spec: testBakeSpec(t, 4), baseSize: 16_800_000, load: [2]string{"1.5", "2.0"}}
-	walls := map[bakeRowKind]time.Duration{bakeBuilds: 10 * time.Second, bakeOneBuilder: 10400 * time.Millisecond, bakeTwoBuilders: 7 * time.Second}
+	walls := map[bakeRowKind]time.Duration{bakeBuilds: 10 * time.Second, bakeOneBuilder: 10400 * time.Millisecond,
+		bakeTwoBuilders: 7 * time.Second, bakePool: 6 * time.Second}
+	const win = "windows(10.0.26100.6584)/amd64"
 	for _, k := range bakeKinds {
 		r := &bakeRow{kind: k, name: bakeRowName(k, 4, 2), tool: &imgctl{version: "checkout abc"}, warmup: time.Minute}
 		for i := range 3 {
 			run := bakeRun{sample: sample{Wall: walls[k] + time.Duration(i)*time.Millisecond, Stats: regtest.Stats{Get: 10, Head: 5 + i}}}
-			run.solves[0] = map[string]int{"linux/amd64": 4}
-			if k != bakeTwoBuilders {
-				run.solves[0]["windows(10.0.26100.6584)/amd64"] = 4
-			} else {
-				run.solves[1] = map[string]int{"windows(10.0.26100.6584)/amd64": 4}
+			switch k {
+			case bakeTwoBuilders:
+				run.solves = [2]map[string]int{{"linux/amd64": 4}, {win: 4}}
+			case bakePool:
+				run.solves = [2]map[string]int{{"linux/amd64": 2, win: 2}, {"linux/amd64": 2, win: 2}}
+			default:
+				run.solves = [2]map[string]int{{"linux/amd64": 4, win: 4}}
 			}
 			r.runs = append(r.runs, run)
 		}
 		rep.rows = append(rep.rows, r)
 	}
 	gs := rep.goals()
-	if len(gs) != 2 || !gs[0].ok || !gs[1].ok {
+	if len(gs) != 3 || !gs[0].ok || !gs[1].ok || !gs[2].ok {
 		t.Fatalf("goals: %+v", gs)
 	}
 	if !strings.Contains(gs[0].detail, "1.04×") || !strings.Contains(gs[1].detail, "0.70×") || !strings.Contains(gs[1].detail, "1 builder: 0.67×") {
 		t.Errorf("details: %q; %q", gs[0].detail, gs[1].detail)
 	}
+	if want := "bake: on a pool of 2 builders, a bake of 4 targets faster than 4 imgctl builds one after the other"; gs[2].title != want {
+		t.Errorf("pool goal %q", gs[2].title)
+	}
+	if !strings.Contains(gs[2].detail, "`imgctl bake --jobs 2, a pool of 2 builders` 6001 ms vs `imgctl build ×4, one after the other` 10001 ms: **0.60×**") ||
+		!strings.Contains(gs[2].detail, "1 builder: 0.58×") {
+		t.Errorf("pool goal detail %q", gs[2].detail)
+	}
+	// The two-builder row solves nothing of a platform on A or B alike: no
+	// pool check applies to it; the pool row with one idle builder fails.
+	pool := rep.rows[3]
+	saved := pool.runs[1].solves
+	pool.runs[1].solves = [2]map[string]int{{"linux/amd64": 4, win: 4}, {}}
+	if g := rep.goals(); !g[1].ok || g[2].ok || !strings.Contains(g[2].detail, "in timed run 2 builder B solved nothing") {
+		t.Errorf("a pool with an idle builder: %+v", g)
+	}
+	if sec := rep.section(context.Background()); !strings.Contains(sec, "- **`imgctl bake --jobs 2, a pool of 2 builders`: the pool did not spread the targets**: in timed run 2 builder B solved nothing.") ||
+		!strings.Contains(sec, "- `imgctl bake --jobs 2, a pool of 2 builders`: the builders' solves differed from run to run") {
+		t.Errorf("section does not flag the idle builder:\n%s", sec)
+	}
+	pool.runs[1].solves = saved
+	pool.runs[2].Wall = 11 * time.Second
+	pool.runs[1].Wall = 11 * time.Second // median 11 s: slower than the builds
+	if rep.goals()[2].ok {
+		t.Error("a pool slower than the builds passes")
+	}
+	pool.runs[1].Wall, pool.runs[2].Wall = 6001*time.Millisecond, 6002*time.Millisecond
 	rep.rows[1].runs[0].Wall = 11 * time.Second
 	rep.rows[1].runs[2].Wall = 11 * time.Second // median 11 s: 1.10×
 	if rep.goals()[0].ok {
 		t.Error("a bake 10% slower passes")
 	}
 	rep.rows[2].runs[1].Err = errors.New("boom")
-	if rep.goals()[1].ok {
-		t.Error("a row with a failed run passes")
+	if g := rep.goals(); g[1].ok || !g[2].ok {
+		t.Errorf("a failed run of the 2-builder row: %+v", g)
 	}
 	rep.rows[2].runs[1].Err = nil
+	rep.rows[3].runs[1].Err = errors.New("boom")
+	if g := rep.goals(); !g[1].ok || g[2].ok {
+		t.Errorf("a failed run of the pool row: %+v", g)
+	}
+	rep.rows[3].runs[1].Err = nil
 	rep.rows[0].runs[0].checkErr = errors.New("127.0.0.1:5000/bench/bake/builds/run1/t1:v1: platforms [linux/amd64]")
 	sec := rep.section(context.Background())
 	for _, want := range []string{"<!-- build-case:bake:begin -->", "<!-- build-case:bake:end -->", "## bake: A bake of 4 targets",
 		"| imgctl bake --jobs 2, 2 builders | 7001 ms | 7000 ms–7002 ms | **16** |", "4× `linux/amd64` | 4× `windows(10.0.26100.6584)/amd64` |",
 		"`imgctl bake -f docker-bake.hcl --progress quiet --no-verify --jobs 2 --node linux/amd64=unix:///A/buildkitd.sock --node windows=unix:///B/buildkitd.sock`",
+		"| imgctl bake --jobs 2, a pool of 2 builders | 6001 ms | 6000 ms–6002 ms | **16** |",
+		"| 2× `linux/amd64`, 2× `windows(10.0.26100.6584)/amd64` | 2× `linux/amd64`, 2× `windows(10.0.26100.6584)/amd64` |",
+		"`imgctl bake -f docker-bake.hcl --progress quiet --no-verify --jobs 2 --node linux=unix:///A/buildkitd.sock --node windows=unix:///A/buildkitd.sock " +
+			"--node linux=unix:///B/buildkitd.sock --node windows=unix:///B/buildkitd.sock`. One process, 2 targets at once, over a pool",
+		"- `imgctl bake --jobs 2, a pool of 2 builders`: the targets' solves split between the builders as A: 2× `linux/amd64`, " +
+			"2× `windows(10.0.26100.6584)/amd64`; B: 2× `linux/amd64`, 2× `windows(10.0.26100.6584)/amd64` (the first timed run); both builders solved in every timed run.",
+		"(`imgctl bake -f docker-bake.hcl --progress quiet --no-verify --jobs 2 --builder unix:///B/buildkitd.sock`)", "`.../bake-pool/fill-b/tI:v1`",
+		"**FAIL** bake: on a pool of 2 builders, a bake of 4 targets faster", "on 1 builder, 2 builders and a pool of 2",
 		"-t HOST/bench/bake/builds/runR/tI:v1 --build-arg LINUX_BASE=HOST/bases/distroless/static:nonroot --build-arg NAME=tI CONTEXT`", "Builder state: warm", "**FAIL** bake: a bake of 4 targets no slower", "Results read back wrong",
 		"HOST/bench/bake/builds/run1/t1:v1", `WINDOWS_BASE = "HOST/bases/nanoserver:{ltsc}"`, "16,800,000", "load average before and after the timed runs: 1.5 and 2.0"} {
 		if !strings.Contains(sec, want) {

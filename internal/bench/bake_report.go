@@ -23,13 +23,16 @@ type bakeStats struct {
 	solvesVary bool
 	solvesErr  error
 	checkErr   error // the first run's whose tags read back wrong
+	// spreadErr, for the pool row: the first run, with both builders'
+	// history read, in which a builder solved nothing.
+	spreadErr error
 }
 
 func (r *bakeRow) stats() bakeStats {
 	var s bakeStats
 	var ss []sample
 	first := true
-	for _, run := range r.runs {
+	for n, run := range r.runs {
 		if run.Err != nil {
 			s.failed++
 			if s.firstErr == nil {
@@ -44,6 +47,14 @@ func (r *bakeRow) stats() bakeStats {
 		}
 		if s.solvesErr == nil {
 			s.solvesErr = run.solvesErr
+		}
+		if r.kind == bakePool && run.solvesErr == nil && s.spreadErr == nil {
+			for i, m := range run.solves {
+				if len(m) == 0 {
+					s.spreadErr = fmt.Errorf("in timed run %d builder %c solved nothing", n+1, 'A'+i)
+					break
+				}
+			}
 		}
 		if first {
 			s.solves, first = run.solves, false
@@ -99,9 +110,20 @@ func (rep *bakeReport) compare(g goal, a, b bakeRowKind, pass func(a, b time.Dur
 	return g
 }
 
-// goals are the issue's two: the bake on one builder no slower than the
-// builds one after the other (within bakeSlowerLimit), and on two
-// builders faster.
+// againstOne adds to g's detail the ratio of row k's median to the bake
+// on one builder's, when both were measured.
+func (rep *bakeReport) againstOne(g *goal, k bakeRowKind) {
+	if one, r := rep.row(bakeOneBuilder), rep.row(k); one != nil && r != nil {
+		if s1, s := one.stats(), r.stats(); s1.ok > 0 && s.ok > 0 {
+			g.detail += fmt.Sprintf(" Against the bake on 1 builder: %.2f×.", wallRatio(s.wall, s1.wall))
+		}
+	}
+}
+
+// goals are the issue's two, the bake on one builder no slower than the
+// builds one after the other (within bakeSlowerLimit) and on two builders
+// (platforms split) faster, and the pool's: on a pool of two builders
+// faster, which fails too when a builder of the pool solved nothing.
 func (rep *bakeReport) goals() []goal {
 	slower := rep.compare(goal{title: fmt.Sprintf("%s: a bake of %d targets no slower than %d imgctl builds one after the other "+
 		"(1 builder, within %.0f%%)", bakeCase, rep.targets, rep.targets, (bakeSlowerLimit-1)*100)},
@@ -109,12 +131,18 @@ func (rep *bakeReport) goals() []goal {
 	faster := rep.compare(goal{title: fmt.Sprintf("%s: on 2 builders, a bake of %d targets faster than %d imgctl builds one after the other",
 		bakeCase, rep.targets, rep.targets)},
 		bakeTwoBuilders, bakeBuilds, func(a, b time.Duration) bool { return a < b })
-	if one, two := rep.row(bakeOneBuilder), rep.row(bakeTwoBuilders); one != nil && two != nil {
-		if s1, s2 := one.stats(), two.stats(); s1.ok > 0 && s2.ok > 0 {
-			faster.detail += fmt.Sprintf(" Against the bake on 1 builder: %.2f×.", wallRatio(s2.wall, s1.wall))
+	rep.againstOne(&faster, bakeTwoBuilders)
+	pool := rep.compare(goal{title: fmt.Sprintf("%s: on a pool of 2 builders, a bake of %d targets faster than %d imgctl builds one after the other",
+		bakeCase, rep.targets, rep.targets)},
+		bakePool, bakeBuilds, func(a, b time.Duration) bool { return a < b })
+	rep.againstOne(&pool, bakePool)
+	if r := rep.row(bakePool); r != nil {
+		if err := r.stats().spreadErr; err != nil {
+			pool.ok = false
+			pool.detail += " The pool did not spread the targets: " + err.Error() + "."
 		}
 	}
-	return []goal{slower, faster}
+	return []goal{slower, faster, pool}
 }
 
 // placeholders is the spec as the report shows commands: HOST, the
@@ -148,7 +176,8 @@ func (rep *bakeReport) section(ctx context.Context) string {
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	n := rep.targets
 	w("<!-- build-case:%s:begin -->\n", bakeCase)
-	w("## %s: A bake of %d targets against %d imgctl builds one after the other, on 1 and 2 builders\n\n", bakeCase, n, n)
+	w("## %s: A bake of %d targets against %d imgctl builds one after the other, on 1 builder, 2 builders and a pool of 2\n\n",
+		bakeCase, n, n)
 	version := "imgctl"
 	if len(rep.rows) > 0 {
 		version += " " + rep.rows[0].tool.Version()
@@ -169,7 +198,8 @@ func (rep *bakeReport) section(ctx context.Context) string {
 	w("```hcl\n%s```\n\n", bakeTargetHCL(rep.placeholders(), 0, bakeTags("HOST", bakeOneBuilder, 1, 1)[0]))
 	w("```dockerfile\n%s```\n\n", bakeDockerfile)
 	w("- **Tags**: each target its own repository and tag, fresh in every run (tags are immutable in imgctl): "+
-		"`HOST/bench/%s/<row>/runR/tI:v1`, the warm-up's `.../warmup/tI:v1`.\n", bakeCase)
+		"`HOST/bench/%s/<row>/runR/tI:v1`, the warm-up's `.../warmup/tI:v1` (and the fill of builder B before row 4's "+
+		"`.../%s/%s/tI:v1`).\n", bakeCase, bakePool.slug(), bakeFillLabel)
 	w("- **Rows**: every row runs with `--progress quiet --no-verify` and imgctl's default provenance (mode=min, a SLSA " +
 		"provenance attestation per image, which bake also adds by default); the builds get the platforms, release, base " +
 		"and args that bake derives from each target's block:\n")
@@ -182,17 +212,29 @@ func (rep *bakeReport) section(ctx context.Context) string {
 			w(" One process, %d targets at once, every solve on builder A.", rep.jobs)
 		case bakeTwoBuilders:
 			w(" One process, %d targets at once; each target's Linux solve goes to builder A and its Windows solve to "+
-				"builder B (bake spreads platforms over nodes, as build does, not whole targets).", rep.jobs)
+				"builder B (one node per platform is no pool: bake spreads the platforms over the nodes, as build does).", rep.jobs)
+		case bakePool:
+			w(" One process, %d targets at once, over a pool of builders A and B (each platform named on both): each "+
+				"target that starts takes one builder for both its solves, the one running fewer targets (A on a tie)", rep.jobs)
+			if rep.jobs > 1 {
+				w(", so the first two go to A and B and each later one to the builder free first")
+			} else {
+				w(", so with one target at a time every target finds both idle and goes to A")
+			}
+			w("; bake notes on stderr which builder each target takes, and the table shows how the targets' solves " +
+				"split between A and B.")
 		}
 		w("\n")
 	}
-	w("- **Builder state: warm.** Two buildkitd daemons (A and B, this module's, runc worker) are started fresh for the " +
-		"case and serve every run of every row. Before the timed runs each row does one untimed warm-up run of the same " +
-		"command into its own fresh tags, in row order, so that every timed solve is a cache hit on the daemon that runs " +
-		"it (row 3's warm-up fills B) and each row's imgctl, with its own HOME, has its local skeleton cache filled. What " +
-		"is timed is the lint, the solves (cached), BuildKit's export and push of each image, the base resolution and the " +
-		"index merge and push of each target, and for the builds the start-up of each process. The order of the rows " +
-		"rotates from run to run.\n")
+	w("- **Builder state: warm.** Two buildkitd daemons (A and B, this module's, runc worker) are started fresh for the "+
+		"case and serve every run of every row. Before the timed runs each row does one untimed warm-up run of the same "+
+		"command into its own fresh tags, in row order, so that every timed solve is a cache hit on the daemon that runs "+
+		"it and each row's imgctl, with its own HOME, has its local skeleton cache filled. Row 3's warm-up leaves B the "+
+		"Windows solves only, and the pool may give any target to either builder, so before row 4's warm-up its imgctl "+
+		"also bakes every target on B alone, untimed (%s), filling B with every target's Linux and Windows solves. What "+
+		"is timed is the lint, the solves (cached), BuildKit's export and push of each image, the base resolution and the "+
+		"index merge and push of each target, and for the builds the start-up of each process. The order of the rows "+
+		"rotates from run to run.\n", "`imgctl "+strings.Join(bakeFillArgs(rep.placeholders(), "docker-bake.hcl"), " ")+"`")
 	w("- Wall is the whole command (the %d builds in turn for row 1) as child processes; requests are every registry "+
 		"request during the run, BuildKit's pushes included (medians). Solves are the records each builder's build "+
 		"history holds for the run, by the platform asked for (the first timed run; base resolutions are not recorded).",
@@ -219,10 +261,19 @@ func (rep *bakeReport) section(ctx context.Context) string {
 	for _, r := range rep.rows {
 		warm = append(warm, fmt.Sprintf("`%s` %s", r.name, fmtWall(r.warmup)))
 	}
-	w("- Untimed warm-up runs, in order (the first fills A's cache): %s.\n", strings.Join(warm, ", "))
+	w("- Untimed warm-up runs, in order (the first fills A's cache; the fill of B runs before row 4's): %s.\n", strings.Join(warm, ", "))
 	var bad []string
 	for _, r := range rep.rows {
 		s := r.stats()
+		if r.kind == bakePool && s.ok > 0 {
+			switch {
+			case s.spreadErr != nil:
+				w("- **`%s`: the pool did not spread the targets**: %s.\n", r.name, s.spreadErr)
+			case s.solvesErr == nil:
+				w("- `%s`: the targets' solves split between the builders as A: %s; B: %s (the first timed run); "+
+					"both builders solved in every timed run.\n", r.name, solveText(s.solves[0]), solveText(s.solves[1]))
+			}
+		}
 		if s.failed > 0 && s.ok > 0 {
 			w("- `%s` failed %d of %d runs; first error: %s\n", r.name, s.failed, len(r.runs), mdEscape(errText(s.firstErr)))
 		}

@@ -101,6 +101,9 @@ func TestBakeE2E(t *testing.T) {
 	dst := distLogin(t)
 	t.Setenv("BUILDKIT_HOST", "")
 	daemon := buildtest.New(t, buildtest.Options{InsecureRegistries: []string{src.Host(), dst.Host()}})
+	// The second daemon of the pool subtest, started here, before the
+	// test leaves the module for its bake directory.
+	second := buildtest.New(t, buildtest.Options{InsecureRegistries: []string{src.Host(), dst.Host()}})
 
 	dir := t.TempDir()
 	for n, c := range map[string]string{
@@ -185,6 +188,60 @@ func TestBakeE2E(t *testing.T) {
 		_, stderr, code := run(t, "bake", "--builder", "unix:///nonexistent/buildkitd.sock", "app", "flavor")
 		if code != ExitError || strings.Count(stderr, "refusing to overwrite existing tag") != 3 || strings.Contains(stderr, "nonexistent") {
 			t.Errorf("exit %d, stderr:\n%s", code, stderr)
+		}
+	})
+
+	t.Run("a pool of two daemons takes one target each", func(t *testing.T) {
+		before := solvedAttrs(t, daemon, "build-arg:FLAVOR")
+		t.Setenv("VERSION", "pool")
+		out, stderr, code := run(t, "bake", "--jobs", "2", "--progress", "plain", "--metadata-file", "pool.json",
+			"--node", "linux="+daemon.Addr, "--node", "windows="+daemon.Addr,
+			"--node", "linux="+second.Addr, "--node", "windows="+second.Addr, "flavor")
+		if code != 0 {
+			t.Fatalf("bake exit %d\nstdout:\n%s\nstderr:\n%s", code, out, tail(stderr, 60))
+		}
+		// The first daemon's history holds the earlier bake's builds too:
+		// what it built now is what it holds beyond those.
+		first := slices.Clone(solvedAttrs(t, daemon, "build-arg:FLAVOR"))
+		for _, f := range before {
+			if i := slices.Index(first, f); i >= 0 {
+				first = slices.Delete(first, i, i+1)
+			}
+		}
+		onSecond := solvedAttrs(t, second, "build-arg:FLAVOR")
+		// one is the flavor every solve in fs built, "" unless there is
+		// exactly one.
+		one := func(fs []string) string {
+			if fs = slices.Compact(slices.Clone(fs)); len(fs) != 1 {
+				return ""
+			}
+			return fs[0]
+		}
+		a, b := one(first), one(onSecond)
+		got := []string{a, b}
+		slices.Sort(got)
+		if !slices.Equal(got, []string{"a", "b"}) {
+			t.Errorf("the daemons solved flavors %v and %v; want each solve of one target on one daemon, one target each", first, onSecond)
+		}
+		for _, f := range []string{"a", "b"} {
+			addr := daemon.Addr
+			if f == b {
+				addr = second.Addr
+			}
+			if note := "target flavor-" + f + " builds on linux=" + addr + ", windows=" + addr; !strings.Contains(stderr, note) {
+				t.Errorf("stderr lacks %q:\n%s", note, tail(stderr, 20))
+			}
+		}
+		var meta map[string]build.Metadata
+		if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(dir, "pool.json"))), &meta); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"a", "b"} {
+			m := meta["flavor-"+f]
+			got := checkBakeIndex(t, dst, reg+"/flavor-"+f+":pool", m, src.Host(), ns, bases.Distroless)
+			if want := []string{"linux/arm64", "windows/amd64:" + buildtest.OSVersionLTSC2022}; !slices.Equal(got, want) {
+				t.Errorf("flavor-%s: platforms %v, want %v", f, got, want)
+			}
 		}
 	})
 

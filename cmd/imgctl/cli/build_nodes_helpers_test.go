@@ -55,6 +55,14 @@ func startDaemons(t *testing.T, registryHost string) (linux, windows *buildtest.
 // recorded in its build history.
 func solvedPlatforms(t *testing.T, d *buildtest.Daemon) []string {
 	t.Helper()
+	return solvedAttrs(t, d, "platform")
+}
+
+// solvedAttrs lists the frontend attribute key (platform,
+// build-arg:NAME) of every build the daemon recorded in its build
+// history, sorted.
+func solvedAttrs(t *testing.T, d *buildtest.Daemon, key string) []string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := d.Client(ctx)
@@ -76,7 +84,7 @@ func solvedPlatforms(t *testing.T, d *buildtest.Daemon) []string {
 			t.Fatalf("build history of %s: %v", d.Addr, err)
 		}
 		if ev.Record != nil {
-			out = append(out, ev.Record.FrontendAttrs["platform"])
+			out = append(out, ev.Record.FrontendAttrs[key])
 		}
 	}
 	slices.Sort(out)
