@@ -13,8 +13,7 @@ import (
 
 // bakeStats is one row's figures over its runs.
 type bakeStats struct {
-	ok, failed           int
-	firstErr             error
+	runTally
 	wall, wallLo, wallHi time.Duration
 	sum                  summary // request medians of the successful runs
 	// solves are the first successful run's solves on builders A and B;
@@ -30,17 +29,10 @@ type bakeStats struct {
 
 func (r *bakeRow) stats() bakeStats {
 	var s bakeStats
+	var runs []bakeRun
+	runs, s.runTally = tallyRuns(r.runs, func(run bakeRun) sample { return run.sample })
 	var ss []sample
-	first := true
-	for n, run := range r.runs {
-		if run.Err != nil {
-			s.failed++
-			if s.firstErr == nil {
-				s.firstErr = run.Err
-			}
-			continue
-		}
-		s.ok++
+	for n, run := range runs {
 		ss = append(ss, run.sample)
 		if s.checkErr == nil {
 			s.checkErr = run.checkErr
@@ -51,13 +43,13 @@ func (r *bakeRow) stats() bakeStats {
 		if r.kind == bakePool && run.solvesErr == nil && s.spreadErr == nil {
 			for i, m := range run.solves {
 				if len(m) == 0 {
-					s.spreadErr = fmt.Errorf("in timed run %d builder %c solved nothing", n+1, 'A'+i)
+					s.spreadErr = fmt.Errorf("in successful timed run %d builder %c solved nothing", n+1, 'A'+i)
 					break
 				}
 			}
 		}
-		if first {
-			s.solves, first = run.solves, false
+		if n == 0 {
+			s.solves = run.solves
 		} else if !maps.Equal(s.solves[0], run.solves[0]) || !maps.Equal(s.solves[1], run.solves[1]) {
 			s.solvesVary = true
 		}

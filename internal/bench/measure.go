@@ -303,6 +303,32 @@ type sample struct {
 	Trace []string // "METHOD status in out URI" per request, with -trace
 }
 
+// runTally counts a row's runs: those that succeeded, those that failed,
+// and the first failure's error.
+type runTally struct {
+	ok, failed int
+	firstErr   error
+}
+
+// tallyRuns returns the runs whose sample (as sampleOf reads it) has no
+// error, and the tally of all of them.
+func tallyRuns[R any](runs []R, sampleOf func(R) sample) ([]R, runTally) {
+	var ok []R
+	var t runTally
+	for _, r := range runs {
+		if err := sampleOf(r).Err; err != nil {
+			t.failed++
+			if t.firstErr == nil {
+				t.firstErr = err
+			}
+			continue
+		}
+		t.ok++
+		ok = append(ok, r)
+	}
+	return ok, t
+}
+
 // measure resets the accounting, runs fn, and returns what fn cost. Only
 // requests made while fn runs are counted, so callers check results after.
 func (e *env) measure(fn func() error) sample {

@@ -33,8 +33,7 @@ const (
 
 // scStats is one row's figures over its successful runs.
 type scStats struct {
-	ok, failed                          int
-	firstErr                            error
+	runTally
 	wall, wallLo, wallHi                time.Duration
 	clientKiB, daemonKiB                int64 // highest of the runs
 	daemonUnknown                       bool  // a run's buildkitd VmHWM could not be read
@@ -47,15 +46,9 @@ func (r *scRow) stats() scStats {
 	var walls []time.Duration
 	var down, read, up, other, reqs []int64
 	var ss []sample
-	for _, run := range r.runs {
-		if run.Err != nil {
-			s.failed++
-			if s.firstErr == nil {
-				s.firstErr = run.Err
-			}
-			continue
-		}
-		s.ok++
+	runs, tally := tallyRuns(r.runs, func(run scRun) sample { return run.sample })
+	s.runTally = tally
+	for _, run := range runs {
 		walls = append(walls, run.Wall)
 		down, read, up = append(down, run.baseDown), append(read, run.baseRead), append(up, run.baseUp)
 		other, reqs = append(other, run.otherUp), append(reqs, int64(run.Stats.Total()))
