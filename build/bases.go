@@ -1,14 +1,9 @@
 package build
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-
-	"github.com/imgctl/imgctl/build/graft"
-	"github.com/imgctl/imgctl/platform"
 )
 
 // ErrBaseNotFound is returned (wrapped) when a base image has no manifest
@@ -35,19 +30,4 @@ type ResolvedBase struct {
 
 	top  v1.Hash     // what Name pointed at: Digest, or the index holding it
 	plat v1.Platform // the platform the Dockerfile frontend resolves the base for
-}
-
-// childOfBuild finds, in a base's raw manifest, the index child
-// platform.BaseChild takes for want, of want's build. ok is false when raw
-// is an image, not an index, or when the index has no such child.
-func childOfBuild(raw []byte, want v1.Platform) (child v1.Descriptor, ok bool, err error) {
-	if idx, err := graft.IsIndex(raw); err != nil || !idx {
-		return v1.Descriptor{}, false, err
-	}
-	im, err := v1.ParseIndexManifest(bytes.NewReader(raw))
-	if err != nil {
-		return v1.Descriptor{}, false, fmt.Errorf("reading base index: %w", err)
-	}
-	d, same, ok := platform.BaseChild(im.Manifests, want)
-	return d, ok && same, nil
 }

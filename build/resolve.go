@@ -272,7 +272,7 @@ func (r *baseResolver) resolveChild(ctx context.Context, q baseQuery, rb *Resolv
 	}
 	want := q.plat
 	want.OSVersion = fmt.Sprintf("10.0.%d", q.release)
-	child, ok, err := childOfBuild(raw, want)
+	child, ok, err := graft.ChildOf(raw, want)
 	if err != nil || !ok {
 		return err
 	}

@@ -184,16 +184,31 @@ func IsIndex(raw []byte) (bool, error) {
 	return head.MediaType.IsIndex() || (head.MediaType == "" && head.Manifests != nil), nil
 }
 
-// matchChild picks, in a base index, the child the solve takes for plat:
-// platform.BaseChild, which takes BuildKit's choice wherever the index has
-// an image of plat's architecture (TestBaseChildIsBuildKitsLinuxChild).
-func matchChild(raw []byte, plat v1.Platform) (v1.Hash, error) {
+// ChildOf finds, in a base's raw manifest, the index child the solve
+// takes for plat: platform.BaseChild's choice, of plat's build, which is
+// BuildKit's wherever the index has an image of plat's architecture
+// (TestBaseChildIsBuildKitsLinuxChild). ok is false when raw is an image,
+// not an index, or when the index has no such child.
+func ChildOf(raw []byte, plat v1.Platform) (child v1.Descriptor, ok bool, err error) {
+	if idx, err := IsIndex(raw); err != nil || !idx {
+		return v1.Descriptor{}, false, err
+	}
 	im, err := v1.ParseIndexManifest(bytes.NewReader(raw))
 	if err != nil {
-		return v1.Hash{}, fmt.Errorf("reading base index: %w", err)
+		return v1.Descriptor{}, false, fmt.Errorf("reading base index: %w", err)
 	}
 	d, same, ok := platform.BaseChild(im.Manifests, plat)
-	if !ok || !same {
+	return d, ok && same, nil
+}
+
+// matchChild is ChildOf for a base known to be an index: a missing child
+// is an error.
+func matchChild(raw []byte, plat v1.Platform) (v1.Hash, error) {
+	d, ok, err := ChildOf(raw, plat)
+	switch {
+	case err != nil:
+		return v1.Hash{}, err
+	case !ok:
 		return v1.Hash{}, fmt.Errorf("base index has no image for %s", platform.Format(plat))
 	}
 	return d.Digest, nil
