@@ -4,7 +4,7 @@ GO       ?= go
 BIN      := bin
 PKGS     := ./...
 
-.PHONY: all build buildkitd registry cosign buildx-cli deps test lint fmt-check vet fmt bench demo demo-lifecycle clean actionlint release release-dry-run
+.PHONY: all build buildkitd registry cosign buildx-cli deps test test-modules lint fmt-check vet fmt bench demo demo-lifecycle clean actionlint release release-dry-run
 
 all: build
 
@@ -75,13 +75,27 @@ VET := CGO_ENABLED=0 $(GO) vet -trimpath
 RACE_PKGS = $(filter-out %/build/buildx,$(shell $(GO) list ./platform/... ./snapshot/... ./findings/... ./lint/... ./verify/... \
 	./registry/... ./index/... ./rebase/... ./policy/... ./kube/... ./build/... ./internal/rawmanifest/...))
 PLAIN_PKGS = $(filter-out $(RACE_PKGS),$(shell $(GO) list $(PKGS)))
-TEST_FLAGS := -count=1 -timeout 20m
+# Test binaries are linked without DWARF (-w): nothing reads it, and it is
+# a large part of linking binaries of BuildKit's and cosign's size; stack
+# traces come from the symbol table, which stays.
+TEST_FLAGS := -count=1 -timeout 20m -ldflags=-w
+# The two modules of their own (examples/hello, internal/workflows) are
+# vetted and tested beside the main sets, their output printed when they
+# end: on a cold cache their compiles (actionlint's module) fill the CPU
+# the BuildKit tests leave idle while they wait on daemons.
+MODULES_LOG := .cache/test-modules.log
 test: deps buildkitd registry cosign buildx-cli
 	$(VET) $(PKGS)
-	@$(GO) test -race -p 1 $(TEST_FLAGS) $(RACE_PKGS) & race=$$!; \
+	@mkdir -p .cache; $(MAKE) --no-print-directory test-modules >$(MODULES_LOG) 2>&1 & modules=$$!; \
+	$(GO) test -race -p 1 $(TEST_FLAGS) $(RACE_PKGS) & race=$$!; \
 	CGO_ENABLED=0 $(GO) test -trimpath $(TEST_FLAGS) $(PLAIN_PKGS); plain=$$?; \
-	wait $$race; race=$$?; test $$race = 0 && test $$plain = 0
-	$(VET) -tags nokubernetes ./build/buildx/ && CGO_ENABLED=0 $(GO) test -trimpath -count=1 -tags nokubernetes ./build/buildx/
+	wait $$race; race=$$?; wait $$modules; modules=$$?; cat $(MODULES_LOG); \
+	test $$race = 0 && test $$plain = 0 && test $$modules = 0
+	$(VET) -tags nokubernetes ./build/buildx/ && CGO_ENABLED=0 $(GO) test -trimpath $(TEST_FLAGS) -tags nokubernetes ./build/buildx/
+
+# The modules of their own that make test checks: examples/hello (with
+# -race) and internal/workflows (actionlint, the action's scripts).
+test-modules:
 	cd examples/hello && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd internal/workflows && $(GO) vet ./... && $(GO) test -count=1 ./...
 
