@@ -10,6 +10,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/build/nodes"
 	"github.com/imgctl/imgctl/registry"
 )
 
@@ -56,7 +57,7 @@ type BuildOptions struct {
 	// target ends; nil discards.
 	// When Base.Nodes name a platform more than once, those nodes are a
 	// pool: each target gets one of them per platform, the one running
-	// the fewest targets when it starts (see pool), and a note says which.
+	// the fewest targets when it starts (nodes.Pool), and a note says which.
 	Base build.Options
 	// Jobs is how many targets build at once; less than 1 means 1.
 	Jobs int
@@ -73,7 +74,7 @@ func Build(ctx context.Context, ts []Target, o BuildOptions) []Outcome {
 	status := o.Base.Status
 	out := make([]Outcome, len(ts))
 	slots := make(chan struct{}, max(o.Jobs, 1))
-	spread := newPool(o.Base.Nodes)
+	spread := nodes.NewPool(o.Base.Nodes)
 	var builds, forwards sync.WaitGroup
 	for i, t := range ts {
 		builds.Go(func() {
@@ -81,10 +82,10 @@ func Build(ctx context.Context, ts []Target, o BuildOptions) []Outcome {
 			defer func() { <-slots }()
 			bo := t.Options(o.Base)
 			if spread != nil {
-				bo.Nodes = spread.take()
-				defer spread.release(bo.Nodes)
+				bo.Nodes = spread.Take()
+				defer spread.Release(bo.Nodes)
 				if bo.Note != nil {
-					bo.Note(fmt.Sprintf("target %s builds on %s", t.Name, describe(bo.Nodes)))
+					bo.Note(fmt.Sprintf("target %s builds on %s", t.Name, nodes.FormatNodes(bo.Nodes)))
 				}
 			}
 			bo.Status = nil

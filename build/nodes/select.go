@@ -137,14 +137,17 @@ type SelectInput struct {
 // unless Nodes are given. Then each builders file entry replaces an
 // instance's node of its platform, or is added, and each Nodes value
 // replaces an instance's or a file's node of its platform, or is added (a
-// platform given twice is AssignNodes' error). With nodes, the builder is
+// platform given twice is AssignNodes' error, and a pool for bake: Pool).
+// With nodes, the builder is
 // only the fallback for the platforms none of them builds: the default
 // address is none, and a builder that is no tcp:// address keeps no TLS
 // settings. The fallback is checked (Builder.Validate); nothing is
 // contacted. Errors about the builders file and the Nodes values are
 // *InputError (wrapping ErrInvalidNode or ErrInvalidBuilder); those about
-// an instance match ErrInvalidSelection. Messages and the Source of what
-// Select returns name the inputs as in.Names says.
+// an instance match ErrInvalidSelection. The Source of what Select
+// returns, and its own messages, name the inputs as in.Names says; the
+// builders file's errors, from LoadBuilders, name the file as the
+// builders file, and the caller names it its way (InputError).
 func Select(ctx context.Context, in SelectInput) (Builder, []Node, error) {
 	fallback, nodes, err := in.builder(ctx)
 	if err != nil {
