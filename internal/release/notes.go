@@ -28,6 +28,9 @@ type Notes struct {
 	Archives []string
 	// Signed says whether the image was signed and the signature checked.
 	Signed bool
+	// Linux are the image's Linux platforms, which the check the notes
+	// show requires; empty means a release's (linux/amd64, linux/arm64).
+	Linux []string
 }
 
 // PlatformRow is one image of the index in the release notes.
@@ -101,7 +104,11 @@ func (n Notes) Write(w io.Writer) error {
 	}
 	repo, _, _ := strings.Cut(n.Image, "@")
 	b.WriteString("\nCheck it before you deploy it:\n\n```sh\n")
-	fmt.Fprintf(&b, "imgctl verify %s --windows ltsc2022,ltsc2025 --require-platform linux/amd64,linux/arm64", n.Image)
+	linux := linuxPlatforms
+	if len(n.Linux) > 0 {
+		linux = strings.Join(n.Linux, ",")
+	}
+	fmt.Fprintf(&b, "imgctl verify %s --windows %s --require-platform %s", n.Image, windowsReleases, linux)
 	if n.Signed {
 		b.WriteString(" --key cosign.pub")
 	}

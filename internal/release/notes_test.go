@@ -30,7 +30,7 @@ func TestNotesFromImgctl(t *testing.T) {
 	image := ref.String() + "@" + digest.String()
 
 	index := imgctl(t, "inspect", image, "-o", "json")
-	report := imgctl(t, "verify", image, "--target", windowsReleases, "--require-platform", linuxPlatforms, "-o", "json")
+	report := imgctl(t, "verify", image, "--windows", windowsReleases, "--require-platform", linuxPlatforms, "-o", "json")
 	n := Notes{Version: "v1.2.0", Image: image, Index: index, Verify: report, Signed: true,
 		Archives: []string{ArchiveName("v1.2.0", Target{"linux", "amd64"}), ArchiveName("v1.2.0", Target{"windows", "amd64"})}}
 	rows, err := n.Rows()
@@ -76,6 +76,21 @@ func TestNotesFromImgctl(t *testing.T) {
 	}
 	if strings.Contains(md, "unknown/unknown") {
 		t.Errorf("notes list the attestation manifest:\n%s", md)
+	}
+	// The check the notes show requires the image's Linux platforms: a
+	// release's by default, the dry run's when it has fewer.
+	for linux, want := range map[string]string{"": "linux/amd64,linux/arm64", "linux/amd64": "linux/amd64"} {
+		n.Linux = nil
+		if linux != "" {
+			n.Linux = strings.Split(linux, ",")
+		}
+		b.Reset()
+		if err := n.Write(&b); err != nil {
+			t.Fatal(err)
+		}
+		if w := "imgctl verify " + image + " --windows ltsc2022,ltsc2025 --require-platform " + want + " --key cosign.pub\n"; !strings.Contains(b.String(), w) {
+			t.Errorf("Linux %q: notes lack %q:\n%s", linux, w, b.String())
+		}
 	}
 }
 

@@ -19,8 +19,9 @@ import (
 	"github.com/imgctl/imgctl/build"
 )
 
-// Windows releases the image has a variant for, and the Linux platforms a
-// release's image must have: the gate's --windows and --require-platform.
+// Windows releases the image has a variant for (the gate's --windows), and
+// the Linux platforms a release's image has: imagePlatforms of every
+// target, which the gate and the notes require.
 const (
 	windowsReleases = "ltsc2022,ltsc2025"
 	linuxPlatforms  = "linux/amd64,linux/arm64"
@@ -138,16 +139,16 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if targets == nil {
 		targets = Targets()
 	}
-	linux, err := imagePlatforms(targets)
-	if err != nil {
-		return res, err
-	}
 	if c.Imgctl == nil {
 		host := Target{runtime.GOOS, runtime.GOARCH}
 		if !slices.Contains(targets, host) {
 			return res, fmt.Errorf("the targets %v leave out the host %s, whose binary would run imgctl's commands: add it, or set Config.Imgctl", targets, host)
 		}
 		c.Imgctl = RunBinary(filepath.Join(bins, host.Dir(), host.Binary()))
+	}
+	linux, err := imagePlatforms(targets)
+	if err != nil {
+		return res, err
 	}
 	if err := os.RemoveAll(c.Dist); err != nil {
 		return res, err
@@ -233,7 +234,7 @@ func (c Config) notes(ctx context.Context, res Result, linux []string) error {
 	if err != nil {
 		return err
 	}
-	n := Notes{Version: c.Stamp.Version, Image: res.Image, Index: index, Verify: report, Archives: res.Archives, Signed: c.PublicKey != ""}
+	n := Notes{Version: c.Stamp.Version, Image: res.Image, Index: index, Verify: report, Archives: res.Archives, Signed: c.PublicKey != "", Linux: linux}
 	var b bytes.Buffer
 	if err := n.Write(&b); err != nil {
 		return err
