@@ -78,8 +78,7 @@ func AssignNodes(vs []variant.Variant, nodes []Node, fallback Builder) ([]varian
 		}
 	}
 	if len(unmapped) > 0 {
-		return nil, nil, fmt.Errorf("%w: %s; map them to nodes, or give a builder or $%s for the rest",
-			ErrUnmappedPlatforms, strings.Join(unmapped, ", "), EnvBuildkitHost)
+		return nil, nil, fmt.Errorf("%w: %s, and there is no fallback builder", ErrUnmappedPlatforms, strings.Join(unmapped, ", "))
 	}
 	return out, as, nil
 }

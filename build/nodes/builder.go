@@ -38,6 +38,22 @@ const (
 // builder address.
 var ErrNoBuilder = errors.New("no BuildKit daemon reachable")
 
+// ErrNoBuilderGiven is matched (errors.Is), besides ErrNoBuilder, by the
+// error about an unreachable default address (SourceDefault): nothing
+// named a builder.
+var ErrNoBuilderGiven = errors.New("no builder given")
+
+// unreachable is the error of a daemon that does not answer: it wraps
+// ErrNoBuilder and, for the default address, matches ErrNoBuilderGiven.
+type unreachable struct {
+	err      error
+	fallback bool
+}
+
+func (e unreachable) Error() string        { return e.err.Error() }
+func (e unreachable) Unwrap() error        { return e.err }
+func (e unreachable) Is(target error) bool { return e.fallback && target == ErrNoBuilderGiven }
+
 // ErrInvalidBuilder is returned (wrapped) for a builder address or TLS
 // setting that cannot be used.
 var ErrInvalidBuilder = errors.New("invalid builder")
@@ -172,7 +188,7 @@ func Connect(ctx context.Context, b Builder) (*client.Client, error) {
 	}
 	c, err := b.dial(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w at %s: %w", ErrNoBuilder, b, err)
+		return nil, unreachable{fmt.Errorf("%w at %s: %w", ErrNoBuilder, b, err), b.Source == SourceDefault || b.Source == ""}
 	}
 	timeout := b.PingTimeout
 	if timeout == 0 {
@@ -186,7 +202,7 @@ func Connect(ctx context.Context, b Builder) (*client.Client, error) {
 	}
 	if err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("%w at %s: %w", ErrNoBuilder, b, err)
+		return nil, unreachable{fmt.Errorf("%w at %s: %w", ErrNoBuilder, b, err), b.Source == SourceDefault || b.Source == ""}
 	}
 	return c, nil
 }

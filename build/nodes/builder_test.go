@@ -55,6 +55,8 @@ func TestConnectErrors(t *testing.T) {
 		{"cert without key", Builder{Addr: "tcp://h:1", Source: SourceOption, TLS: TLSOptions{Cert: "c.pem"}}, ErrInvalidBuilder, "the client certificate and key go together"},
 		{"unknown scheme", Builder{Addr: "bogus://x", Source: SourceOption}, ErrNoBuilder, "bogus://x"},
 		{"empty", Builder{}, ErrInvalidBuilder, "empty"},
+		{"the default address", Builder{Addr: "unix:///nonexistent/default.sock", Source: SourceDefault, PingTimeout: time.Second}, ErrNoBuilderGiven,
+			"(the default: no builder was given and $BUILDKIT_HOST is not set)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Connect(ctx, tc.b)
@@ -63,6 +65,10 @@ func TestConnectErrors(t *testing.T) {
 			}
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.contains) {
 				t.Errorf("Connect = %v, want %v containing %q", err, tc.want, tc.contains)
+			}
+			// Only the default address means that no builder was given.
+			if given := errors.Is(err, ErrNoBuilderGiven); given != (tc.b.Source == SourceDefault) || given && !errors.Is(err, ErrNoBuilder) {
+				t.Errorf("Connect = %v: matches ErrNoBuilderGiven %v", err, given)
 			}
 		})
 	}

@@ -42,6 +42,14 @@ var ErrInvalidOptions = errors.New("invalid build options")
 // their variants apart.
 var ErrNeedReleases = errors.New("several Windows platforms need one Windows release each")
 
+// ErrUnknownRelease is returned (wrapped, with ErrInvalidOptions) for a
+// Windows release name that is not an LTSC release imgctl knows.
+var ErrUnknownRelease = errors.New("unknown Windows release")
+
+// ErrBaseNotBuilt is returned (wrapped, with ErrInvalidOptions) for a
+// Windows base given for a release that is not built.
+var ErrBaseNotBuilt = errors.New("a Windows base for a release that is not built")
+
 // ErrReleasesWithoutWindows is returned (wrapped, with ErrInvalidOptions)
 // when Windows releases are named but windows/amd64 is not among the
 // platforms.
@@ -149,7 +157,7 @@ func windowsReleases(names []string, windows []v1.Platform) ([]platform.Release,
 	for _, n := range names {
 		r, ok := ReleaseByName(n)
 		if !ok {
-			return nil, fmt.Errorf("%w: Windows release %q: want %s", ErrInvalidOptions, n, strings.Join(releaseNames(), ", "))
+			return nil, fmt.Errorf("%w: %w %q: want %s", ErrInvalidOptions, ErrUnknownRelease, n, strings.Join(releaseNames(), ", "))
 		}
 		add(r)
 	}
@@ -188,7 +196,7 @@ func windowsBase(o VariantOptions, r platform.Release, n int) string {
 func checkBases(bases map[string]string, releases []platform.Release) error {
 	for name := range bases {
 		if !slices.ContainsFunc(releases, func(r platform.Release) bool { return r.Name == name }) {
-			return fmt.Errorf("%w: a Windows base for %s, which is not among the Windows releases built", ErrInvalidOptions, name)
+			return fmt.Errorf("%w: %w: %s", ErrInvalidOptions, ErrBaseNotBuilt, name)
 		}
 	}
 	return nil

@@ -181,12 +181,14 @@ var flagHints = []struct {
 	{registry.ErrPlainHTTP, "insecure", "use --insecure"},
 	{policy.ErrSignedAllWithoutKey, "key", "give --key, or keys in the policy"},
 	{buildx.ErrUnknownInstance, "builder", "--builder takes an instance name or an address with ://"},
-	{nodes.ErrNoBuilder, "builder", "give the daemon's address with --builder or $BUILDKIT_HOST"},
+	{nodes.ErrNoBuilderGiven, "builder", "give the daemon's address with --builder or $BUILDKIT_HOST"},
 	{nodes.ErrUnmappedPlatforms, "node", "map them with --node PLATFORM=ADDR or --builders, or give --builder for the rest"},
 	{nodes.ErrCertWithoutKey, "tlscert", "give both --tlscert and --tlskey"},
 	{nodes.ErrTLSForInstance, "tlscacert", "drop --tlscacert, --tlscert, --tlskey and --tls-server-name"},
 	{variant.ErrNeedReleases, "windows", "name them with --windows, e.g. --windows ltsc2022,ltsc2025"},
 	{variant.ErrReleasesWithoutWindows, "platform", "add windows/amd64 to --platform"},
+	{variant.ErrUnknownRelease, "windows", "check --windows"},
+	{variant.ErrBaseNotBuilt, "windows-base", "--windows-base names only releases that --windows builds"},
 }
 
 // flagHint adds to err the flag of cmd that answers it (flagHints). A

@@ -45,7 +45,8 @@ func TestFlagHints(t *testing.T) {
 		{"verify", nodes.ErrCertWithoutKey, ""},
 		{"build", nodes.ErrTLSForInstance, "; drop --tlscacert, --tlscert, --tlskey and --tls-server-name"},
 		{"build", nodes.ErrUnmappedPlatforms, "; map them with --node PLATFORM=ADDR or --builders, or give --builder for the rest"},
-		{"bake", nodes.ErrNoBuilder, "; give the daemon's address with --builder or $BUILDKIT_HOST"},
+		{"bake", nodes.ErrNoBuilderGiven, "; give the daemon's address with --builder or $BUILDKIT_HOST"},
+		{"build", nodes.ErrNoBuilder, ""},
 		{"build", variant.ErrNeedReleases, "; name them with --windows, e.g. --windows ltsc2022,ltsc2025"},
 		{"bake", variant.ErrNeedReleases, ""},
 		{"lint", variant.ErrReleasesWithoutWindows, "; add windows/amd64 to --platform"},
@@ -77,8 +78,9 @@ func TestVariantHintsThroughTheCLI(t *testing.T) {
 		want string
 	}{
 		{[]string{"--platform", "linux/amd64", "--windows", "ltsc2022"}, "Windows releases need windows/amd64 among the platforms; add windows/amd64 to --platform"},
-		{[]string{"--windows", "ltsc2030"}, `Windows release "ltsc2030": want ltsc2019`},
-		{[]string{"--windows", "ltsc2022", "--windows-base", "ltsc2025=reg.example/nanoserver:ltsc2025"}, "a Windows base for ltsc2025, which is not among the Windows releases built"},
+		{[]string{"--windows", "ltsc2030"}, `unknown Windows release "ltsc2030": want ltsc2019, ltsc2022, ltsc2025; check --windows`},
+		{[]string{"--windows", "ltsc2022", "--windows-base", "ltsc2025=reg.example/nanoserver:ltsc2025"},
+			"a Windows base for a release that is not built: ltsc2025; --windows-base names only releases that --windows builds"},
 	} {
 		_, errOut, code := run(t, append(append([]string{"lint"}, c.args...), hello)...)
 		if code != ExitError || !strings.Contains(errOut, c.want) {
