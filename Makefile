@@ -84,9 +84,11 @@ TEST_FLAGS := -count=1 -timeout 20m -ldflags=-w
 # end: on a cold cache their compiles (actionlint's module) fill the CPU
 # the BuildKit tests leave idle while they wait on daemons.
 MODULES_LOG := .cache/test-modules.log
+TEST_MODULES = (cd examples/hello && $(GO) vet ./... && $(GO) test -race -count=1 ./...) && \
+	(cd internal/workflows && $(GO) vet ./... && $(GO) test -count=1 ./...)
 test: deps buildkitd registry cosign buildx-cli
 	$(VET) $(PKGS)
-	@mkdir -p .cache; $(MAKE) --no-print-directory test-modules >$(MODULES_LOG) 2>&1 & modules=$$!; \
+	@mkdir -p .cache; ( $(TEST_MODULES) ) >$(MODULES_LOG) 2>&1 & modules=$$!; \
 	$(GO) test -race -p 1 $(TEST_FLAGS) $(RACE_PKGS) & race=$$!; \
 	CGO_ENABLED=0 $(GO) test -trimpath $(TEST_FLAGS) $(PLAIN_PKGS); plain=$$?; \
 	wait $$race; race=$$?; wait $$modules; modules=$$?; cat $(MODULES_LOG); \
@@ -96,8 +98,7 @@ test: deps buildkitd registry cosign buildx-cli
 # The modules of their own that make test checks: examples/hello (with
 # -race) and internal/workflows (actionlint, the action's scripts).
 test-modules:
-	cd examples/hello && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	cd internal/workflows && $(GO) vet ./... && $(GO) test -count=1 ./...
+	$(TEST_MODULES)
 
 # actionlint (the version internal/workflows pins, its own module) on the
 # workflows; internal/workflows' tests also lint action.yml and run its scripts.
