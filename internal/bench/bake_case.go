@@ -289,14 +289,11 @@ func runBake(ctx context.Context, o options, root, binDir, work string, log io.W
 		}
 		rep.rows, tools = append(rep.rows, r), append(tools, r.tool)
 	}
-	d, err := startDistEnv(false)
+	d, err := startPreparedDistEnv(ctx, false, tools)
 	if err != nil {
 		return "", nil, err
 	}
 	defer d.Close()
-	if err := d.prepareTools(ctx, tools); err != nil {
-		return "", nil, err
-	}
 	be := &bakeEnv{d: d, work: filepath.Join(work, "bake")}
 	fmt.Fprintf(log, "%s: pushing the bases\n", bakeCase)
 	if rep.baseSize, err = be.pushBases(); err != nil {

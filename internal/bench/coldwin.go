@@ -95,14 +95,11 @@ func runColdWindows(ctx context.Context, o options, root, binDir, work string, l
 			return "", err
 		}
 	}
-	d, err := startDistEnv(false)
+	d, err := startPreparedDistEnv(ctx, false, tools)
 	if err != nil {
 		return "", err
 	}
 	defer d.Close()
-	if err := d.prepareTools(ctx, tools); err != nil {
-		return "", err
-	}
 	fmt.Fprintf(log, "%s: making and pushing a %d MiB Windows base\n", coldCase, coldPayload>>20)
 	baseRef, base, err := pushColdBase(d)
 	if err != nil {

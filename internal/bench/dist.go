@@ -133,17 +133,28 @@ func runDistCases(ctx context.Context, cs []distCase, tools []tool, runs int, to
 	return res, err
 }
 
-// withDistEnv starts a distribution registry (startDistEnv), logs the
-// tools in, runs fn and closes the registry.
-func withDistEnv(ctx context.Context, token bool, tools []tool, fn func(*distEnv) error) error {
+// startPreparedDistEnv starts a distribution registry (startDistEnv) and
+// logs the tools in (prepareTools); the caller closes it.
+func startPreparedDistEnv(ctx context.Context, token bool, tools []tool) (*distEnv, error) {
 	d, err := startDistEnv(token)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.prepareTools(ctx, tools); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// withDistEnv starts a distribution registry with the tools logged in
+// (startPreparedDistEnv), runs fn and closes the registry.
+func withDistEnv(ctx context.Context, token bool, tools []tool, fn func(*distEnv) error) error {
+	d, err := startPreparedDistEnv(ctx, token, tools)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	if err := d.prepareTools(ctx, tools); err != nil {
-		return err
-	}
 	return fn(d)
 }
 

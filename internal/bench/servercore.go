@@ -362,14 +362,11 @@ func runServercore(ctx context.Context, o options, root, binDir, work string, lo
 			return "", nil, fmt.Errorf("%s needs gzip for its row %s: %w", servercoreCase, scRowReadBase, err)
 		}
 	}
-	d, err := startDistEnv(false)
+	d, err := startPreparedDistEnv(ctx, false, tools)
 	if err != nil {
 		return "", nil, err
 	}
 	defer d.Close()
-	if err := d.prepareTools(ctx, tools); err != nil {
-		return "", nil, err
-	}
 	if err := rep.pushBases(ctx, d, work, log); err != nil {
 		return "", nil, err
 	}
