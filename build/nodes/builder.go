@@ -43,16 +43,22 @@ var ErrNoBuilder = errors.New("no BuildKit daemon reachable")
 // named a builder.
 var ErrNoBuilderGiven = errors.New("no builder given")
 
-// unreachable is the error of a daemon that does not answer: it wraps
-// ErrNoBuilder and, for the default address, matches ErrNoBuilderGiven.
-type unreachable struct {
+// unreachableError is the error of a daemon that does not answer: it
+// wraps ErrNoBuilder and, for the default address, matches
+// ErrNoBuilderGiven.
+type unreachableError struct {
 	err      error
 	fallback bool
 }
 
-func (e unreachable) Error() string        { return e.err.Error() }
-func (e unreachable) Unwrap() error        { return e.err }
-func (e unreachable) Is(target error) bool { return e.fallback && target == ErrNoBuilderGiven }
+func (e unreachableError) Error() string        { return e.err.Error() }
+func (e unreachableError) Unwrap() error        { return e.err }
+func (e unreachableError) Is(target error) bool { return e.fallback && target == ErrNoBuilderGiven }
+
+// unreachable is b's unreachableError for cause.
+func (b Builder) unreachable(cause error) error {
+	return unreachableError{fmt.Errorf("%w at %s: %w", ErrNoBuilder, b, cause), b.Source == SourceDefault || b.Source == ""}
+}
 
 // ErrInvalidBuilder is returned (wrapped) for a builder address or TLS
 // setting that cannot be used.
@@ -188,7 +194,7 @@ func Connect(ctx context.Context, b Builder) (*client.Client, error) {
 	}
 	c, err := b.dial(ctx)
 	if err != nil {
-		return nil, unreachable{fmt.Errorf("%w at %s: %w", ErrNoBuilder, b, err), b.Source == SourceDefault || b.Source == ""}
+		return nil, b.unreachable(err)
 	}
 	timeout := b.PingTimeout
 	if timeout == 0 {
@@ -202,7 +208,7 @@ func Connect(ctx context.Context, b Builder) (*client.Client, error) {
 	}
 	if err != nil {
 		_ = c.Close()
-		return nil, unreachable{fmt.Errorf("%w at %s: %w", ErrNoBuilder, b, err), b.Source == SourceDefault || b.Source == ""}
+		return nil, b.unreachable(err)
 	}
 	return c, nil
 }
