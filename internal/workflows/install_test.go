@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"debug/buildinfo"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,7 +10,8 @@ import (
 
 // TestInstallFromSource: build-from-source builds ./cmd/imgctl of the
 // action's own tree (GITHUB_ACTION_PATH) into RUNNER_TEMP, puts it on
-// GITHUB_PATH, and a second use in the same job builds nothing again.
+// GITHUB_PATH, with the release's flags (CGO_ENABLED=0, -trimpath), and a
+// second use in the same job builds nothing again.
 func TestInstallFromSource(t *testing.T) {
 	r, res := sourceBuild(t)
 	if res.code != 0 {
@@ -22,6 +24,17 @@ func TestInstallFromSource(t *testing.T) {
 	out := r.outputs(t)
 	if out["version"] != "source" || out["path"] != filepath.Join(bin, "imgctl") {
 		t.Errorf("outputs = %v, want version=source and path=%s", out, filepath.Join(bin, "imgctl"))
+	}
+	info, err := buildinfo.ReadFile(filepath.Join(bin, "imgctl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	if settings["CGO_ENABLED"] != "0" || settings["-trimpath"] != "true" {
+		t.Errorf("built with CGO_ENABLED=%q -trimpath=%q, want the release's 0 and true", settings["CGO_ENABLED"], settings["-trimpath"])
 	}
 	if v := r.runInstalled(t, "imgctl"); v == "" {
 		t.Errorf("imgctl version reports no version")

@@ -10,7 +10,8 @@
 #
 # Environment (the action's inputs and the runner's variables):
 #   IMGCTL_VERSION            release to install: latest (default), vX.Y.Z or X.Y.Z
-#   IMGCTL_BUILD_FROM_SOURCE  true: go build ./cmd/imgctl in IMGCTL_SOURCE_DIR instead
+#   IMGCTL_BUILD_FROM_SOURCE  true: go build ./cmd/imgctl in IMGCTL_SOURCE_DIR instead, with
+#                             the release's flags (CGO_ENABLED=0, -trimpath)
 #   IMGCTL_SOURCE_DIR         the source tree (default $GITHUB_ACTION_PATH)
 #   IMGCTL_DOWNLOAD_URL       release downloads (default
 #                             https://github.com/$GITHUB_ACTION_REPOSITORY/releases/download,
@@ -115,7 +116,10 @@ if [ "${IMGCTL_BUILD_FROM_SOURCE:-false}" = true ]; then
 		echo "imgctl from $src is already built in $bin_dir"
 	else
 		echo "building imgctl from $src"
-		(cd "$src" && go build -o "$bin_dir/$exe" ./cmd/imgctl) || fail "go build ./cmd/imgctl in $src failed"
+		# The release's flags (make release): a static binary without the
+		# runner's paths in it, the same as the published one.
+		(cd "$src" && CGO_ENABLED=0 go build -trimpath -o "$bin_dir/$exe" ./cmd/imgctl) ||
+			fail "go build ./cmd/imgctl in $src failed"
 		echo "source $src" >"$marker"
 	fi
 else
