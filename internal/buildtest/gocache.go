@@ -1,11 +1,17 @@
 package buildtest
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -98,7 +104,10 @@ func vcsState(root string) string {
 // warmGoCache compiles the Go program in dir for every goCacheTargets
 // entry into the build cache cache, holding an exclusive lock on
 // cache+".lock" meanwhile: a second test process waits, then finds every
-// compile cached and is done in seconds.
+// compile cached and is done in seconds. Each target's compiles are first
+// copied from the machine's own build cache when it holds them
+// (seedGoCache), and compiled into it when it does not, so that they are
+// shared with every other build on the machine.
 func warmGoCache(cache, dir string) error {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return err
@@ -112,13 +121,133 @@ func warmGoCache(cache, dir string) error {
 		return fmt.Errorf("locking %s: %w", lock.Name(), err)
 	}
 	defer func() { _ = syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) }()
+	machine, err := machineGoCache()
+	if err != nil {
+		return err
+	}
 	for _, t := range goCacheTargets {
+		env := append(goCacheEnv(os.Environ()), "CGO_ENABLED=0", "GOOS="+t.os, "GOARCH="+t.arch,
+			"GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod")
+		if machine != cache {
+			if err := seedGoCache(cache, machine, dir, env); err != nil {
+				return fmt.Errorf("seeding the Go build cache for %s/%s: %w", t.os, t.arch, err)
+			}
+		}
 		cmd := exec.Command("go", "build", "-trimpath", "-o", os.DevNull, ".")
 		cmd.Dir = dir
-		cmd.Env = append(goCacheEnv(os.Environ()), "GOCACHE="+cache, "CGO_ENABLED=0", "GOOS="+t.os, "GOARCH="+t.arch,
-			"GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod")
+		cmd.Env = append(env, "GOCACHE="+cache)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("warming the Go build cache for %s/%s: %w\n%s", t.os, t.arch, err, out)
+		}
+	}
+	return nil
+}
+
+// machineGoCache is the machine's build cache: go env GOCACHE in this
+// process's environment.
+func machineGoCache() (string, error) {
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOCACHE: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// seedGoCache copies into the build cache cache the compiles of the Go
+// program in dir and of every package it imports, as the go command run
+// with env finds them in the build cache machine, compiling into machine
+// first those it lacks.
+//
+// Why by hand: in a CI run on a cold cache, the tools, go vet and the
+// release dry run compile the standard library for linux/amd64 and
+// windows/amd64 with these very flags (CGO_ENABLED=0, -trimpath) into the
+// machine's cache, and compiling it again into GolangImage's own cache
+// cost a CPU-minute per target. The go command exports no cache entries,
+// so this lists them the documented way (go list -export: each package's
+// BuildID, whose first part is the compile's action ID, and its Export
+// file) and copies the two files per compile in the layout of
+// cmd/go/internal/cache (DIR/xx/ACTIONID-a, whose third field is the
+// output ID, and DIR/xx/OUTPUTID-d). Were that layout to change, nothing
+// would be found, the build that follows would compile as before, and
+// TestGolangImageCompilesNothing would still hold.
+func seedGoCache(cache, machine, dir string, env []string) error {
+	if machine == "" || machine == "off" {
+		return nil
+	}
+	cmd := exec.Command("go", "list", "-trimpath", "-export", "-deps", "-f", "{{.BuildID}}", ".")
+	cmd.Dir = dir
+	cmd.Env = append(slices.Clone(env), "GOCACHE="+machine)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("go list -export: %w\n%s", err, stderr.Bytes())
+	}
+	for _, id := range strings.Fields(string(out)) {
+		action, _, _ := strings.Cut(id, "/")
+		prefix, err := base64.RawURLEncoding.DecodeString(action)
+		if err != nil {
+			return fmt.Errorf("build ID %q: %w", id, err)
+		}
+		matches, _ := filepath.Glob(filepath.Join(machine, fmt.Sprintf("%02x", prefix[0]), fmt.Sprintf("%x", prefix)+"*-a"))
+		for _, m := range matches {
+			full, _ := hex.DecodeString(strings.TrimSuffix(filepath.Base(m), "-a"))
+			// The compile's archive, then the compiler output the go
+			// command replays with it (cache.Subkey(id, "stdout")).
+			stdout := sha256.Sum256(append(append([]byte("subkey:"), full...), "stdout"...))
+			for _, key := range [][]byte{full, stdout[:]} {
+				if err := copyCacheEntry(machine, cache, key); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// copyCacheEntry copies the build cache entry key (its -a file and the -d
+// file it names) from the cache from to the cache to, unless to has it.
+// A missing entry is not an error: the go command compiles what it lacks.
+func copyCacheEntry(from, to string, key []byte) error {
+	file := func(dir string, id []byte, kind string) string {
+		return filepath.Join(dir, fmt.Sprintf("%02x", id[0]), fmt.Sprintf("%x-%s", id, kind))
+	}
+	entry, err := os.ReadFile(file(from, key, "a"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	f := strings.Fields(string(entry))
+	if len(f) < 3 || f[0] != "v1" {
+		return nil
+	}
+	output, err := hex.DecodeString(f[2])
+	if err != nil || len(output) == 0 {
+		return nil
+	}
+	for _, c := range []struct {
+		id   []byte
+		kind string
+	}{{output, "d"}, {key, "a"}} { // the output first: an entry never names a missing file
+		src, dst := file(from, c.id, c.kind), file(to, c.id, c.kind)
+		if _, err := os.Stat(dst); err == nil {
+			continue
+		}
+		b, err := os.ReadFile(src)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst+".tmp", b, 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(dst+".tmp", dst); err != nil {
+			return err
 		}
 	}
 	return nil

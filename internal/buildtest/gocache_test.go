@@ -3,6 +3,7 @@ package buildtest
 import (
 	"archive/tar"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,4 +100,55 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestSeedGoCache: seeding an empty build cache from the machine's for
+// examples/hello leaves the go command nothing to compile in it, standard
+// library or main, and a second seed copies nothing more.
+func TestSeedGoCache(t *testing.T) {
+	modRoot, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(modRoot, "examples", "hello")
+	machine, err := machineGoCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(goCacheEnv(os.Environ()), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64",
+		"GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod")
+	seeded := t.TempDir()
+	if err := seedGoCache(seeded, machine, src, env); err != nil {
+		t.Fatal(err)
+	}
+	files := func() int {
+		n := 0
+		_ = filepath.WalkDir(seeded, func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				n++
+			}
+			return err
+		})
+		return n
+	}
+	n := files()
+	if n == 0 {
+		t.Fatalf("seeding from %s copied nothing", machine)
+	}
+	if err := seedGoCache(seeded, machine, src, env); err != nil {
+		t.Fatal(err)
+	}
+	if again := files(); again != n {
+		t.Errorf("a second seed left %d files, the first %d", again, n)
+	}
+	cmd := exec.Command("go", "build", "-x", "-trimpath", "-o", os.DevNull, ".")
+	cmd.Dir = src
+	cmd.Env = append(env, "GOCACHE="+seeded)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if c := strings.Count(string(out), "/compile -o"); c != 0 {
+		t.Errorf("go build compiled %d package(s) in the seeded cache:\n%s", c, tail(string(out), 40))
+	}
 }
