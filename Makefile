@@ -70,10 +70,15 @@ VET := CGO_ENABLED=0 $(GO) vet -trimpath
 # flags, so that they reuse vet's compiles instead of instrumenting every
 # dependency again: measured on a cold cache, go test -race compiles for
 # 642 s where the plain test compile after vet takes 180 s (docs/measurements.md).
-# Both sets run at once; the -race set one package at a time (-p 1), so
-# that at most three test binaries share the machine's two cores.
+# Both sets run at once; the -race set runs its tests one package at a time
+# (-p 1), so that at most three test binaries share the machine's two
+# cores. -p 1 limits the compiles too, so the -race graph (RACE_DEPS,
+# everything its test binaries import) is first compiled by go build at
+# full parallelism: compiled one package at a time, it was the tail of a
+# cold run, after every other set had ended.
 RACE_PKGS = $(filter-out %/build/buildx,$(shell $(GO) list ./platform/... ./snapshot/... ./findings/... ./lint/... ./verify/... \
 	./registry/... ./index/... ./rebase/... ./policy/... ./kube/... ./build/... ./internal/rawmanifest/...))
+RACE_DEPS = $(shell $(GO) list -deps -test -f '{{if and (not .ForTest) (ne .Name "main")}}{{.ImportPath}}{{end}}' $(RACE_PKGS))
 PLAIN_PKGS = $(filter-out $(RACE_PKGS),$(shell $(GO) list $(PKGS)))
 # Test binaries are linked without DWARF (-w): nothing reads it, and it is
 # a large part of linking binaries of BuildKit's and cosign's size; stack
@@ -89,7 +94,7 @@ TEST_MODULES = (cd examples/hello && $(GO) vet ./... && $(GO) test -race -count=
 test: deps buildkitd registry cosign buildx-cli
 	$(VET) $(PKGS)
 	@mkdir -p .cache; ( $(TEST_MODULES) ) >$(MODULES_LOG) 2>&1 & modules=$$!; \
-	$(GO) test -race -p 1 $(TEST_FLAGS) $(RACE_PKGS) & race=$$!; \
+	{ $(GO) build -race $(RACE_DEPS) && $(GO) test -race -p 1 $(TEST_FLAGS) $(RACE_PKGS); } & race=$$!; \
 	CGO_ENABLED=0 $(GO) test -trimpath $(TEST_FLAGS) $(PLAIN_PKGS); plain=$$?; \
 	wait $$race; race=$$?; wait $$modules; modules=$$?; cat $(MODULES_LOG); \
 	test $$race = 0 && test $$plain = 0 && test $$modules = 0
