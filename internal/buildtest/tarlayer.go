@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -185,11 +184,10 @@ func (l knownDiffID) DiffID() (v1.Hash, error) { return l.diffID, nil }
 // the machine's Go build cache (go env GOCACHE), which CI keeps between
 // runs as it keeps that cache.
 func sharedDir() (string, error) {
-	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	gocache, err := machineGoCache()
 	if err != nil {
-		return "", fmt.Errorf("go env GOCACHE: %w", err)
+		return "", err
 	}
-	gocache := strings.TrimSpace(string(out))
 	if gocache == "" || gocache == "off" {
 		return "", fmt.Errorf("go env GOCACHE is %q: the test layers are kept beside the Go build cache", gocache)
 	}
