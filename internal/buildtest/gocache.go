@@ -126,8 +126,7 @@ func warmGoCache(cache, dir string) error {
 		return err
 	}
 	for _, t := range goCacheTargets {
-		env := append(goCacheEnv(os.Environ()), "CGO_ENABLED=0", "GOOS="+t.os, "GOARCH="+t.arch,
-			"GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod")
+		env := goCacheTargetEnv(t.os, t.arch)
 		if machine != cache {
 			if err := seedGoCache(cache, machine, dir, env); err != nil {
 				return fmt.Errorf("seeding the Go build cache for %s/%s: %w", t.os, t.arch, err)
@@ -251,6 +250,15 @@ func copyCacheEntry(from, to string, key []byte) error {
 		}
 	}
 	return nil
+}
+
+// goCacheTargetEnv is the environment of the go command that compiles for
+// goos/goarch as GolangImage's build container does (with the flags
+// examples/hello's Dockerfile gives, CGO_ENABLED=0 and -trimpath), less
+// GOCACHE, which the caller adds.
+func goCacheTargetEnv(goos, goarch string) []string {
+	return append(goCacheEnv(os.Environ()), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch,
+		"GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod")
 }
 
 // goCacheEnv is env without the variables that change what the go command

@@ -115,8 +115,7 @@ func TestSeedGoCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(goCacheEnv(os.Environ()), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64",
-		"GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=-mod=mod")
+	env := goCacheTargetEnv("linux", "amd64")
 	seeded := t.TempDir()
 	if err := seedGoCache(seeded, machine, src, env); err != nil {
 		t.Fatal(err)
