@@ -3,12 +3,13 @@ package versions
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/imgctl/imgctl/internal/buildtest"
 )
 
 // toolModules are the modules of their own whose builds run in CI, with the
@@ -27,9 +28,7 @@ var toolModules = []struct {
 // pinned are the shared modules a tools module keeps at a version of its
 // own, each with the reason.
 var pinned = map[string]string{
-	// actionlint v1.7.12 does not compile against yaml/v4 rc.4.
-	"internal/workflows go.yaml.in/yaml/v4": "actionlint v1.7.12 needs v4.0.0-rc.3",
-	// actionlint v1.7.12 requires uax29 v2.7.0, newer than imgctl's.
+	"internal/workflows go.yaml.in/yaml/v4": "actionlint v1.7.12 does not compile against v4.0.0-rc.4",
 	"internal/workflows github.com/clipperhouse/uax29/v2": "actionlint v1.7.12 requires v2.7.0",
 }
 
@@ -37,7 +36,10 @@ var pinned = map[string]string{
 // module and imgctl's own tests both compile at different versions, and
 // prints the go get that aligns it.
 func TestToolModulesShareImgctlVersions(t *testing.T) {
-	root := moduleRoot(t)
+	root, err := buildtest.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
 	imgctl := modules(t, root, true, "./...")
 	if len(imgctl) < 50 {
 		t.Fatalf("imgctl's tests compile %d modules; go list is not reading the module", len(imgctl))
@@ -99,14 +101,4 @@ func modules(t *testing.T, dir string, test bool, pkgs ...string) map[string]str
 		}
 	}
 	return mods
-}
-
-// moduleRoot is the directory of imgctl's go.mod.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatal(fmt.Errorf("go env GOMOD: %w", err))
-	}
-	return filepath.Dir(strings.TrimSpace(string(out)))
 }
