@@ -28,7 +28,7 @@ var toolModules = []struct {
 // pinned are the shared modules a tools module keeps at a version of its
 // own, each with the reason.
 var pinned = map[string]string{
-	"internal/workflows go.yaml.in/yaml/v4": "actionlint v1.7.12 does not compile against v4.0.0-rc.4",
+	"internal/workflows go.yaml.in/yaml/v4":               "actionlint v1.7.12 does not compile against v4.0.0-rc.4",
 	"internal/workflows github.com/clipperhouse/uax29/v2": "actionlint v1.7.12 requires v2.7.0",
 }
 
