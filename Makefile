@@ -62,9 +62,9 @@ deps:
 # flags (CGO_ENABLED=0, -trimpath) those compiles are the ones `make release`
 # and the dry run need for linux/amd64, so they are done once.
 VET := CGO_ENABLED=0 $(GO) vet -trimpath
-# -race runs where imgctl's concurrency lives: the concurrent library packages (the
-# registry client's transfers, index and rebase's workers, the build's
-# concurrent solves, base reads and pre-mounts), each with its own
+# -race runs where imgctl's concurrency lives: the concurrent library
+# packages (the registry client's transfers, index and rebase's workers,
+# the build's concurrent solves, base reads and pre-mounts), each with its own
 # concurrent tests (build's TestExportAttrsConcurrent holds the race -race
 # found last). Their race-instrumented graph is a third of the module's.
 # The CLI, the harnesses, sign and policy run without it, with vet's own
