@@ -16,7 +16,7 @@ build:
 # (BuildKit, gRPC, containerd, the standard library) are compiled once on
 # a cold cache, not once per flag set. For the same reason the tools
 # modules compile imgctl's version of every module they share with it
-# (internal/tools/versions checks it): at their own pins, a cold run
+# (internal/testing/versions checks it): at their own pins, a cold run
 # compiled about 900 packages twice. None of them needs cgo:
 # BuildKit, buildx, cosign and distribution ship static binaries. -s -w
 # leaves the symbol tables out, which only debuggers read.
@@ -28,7 +28,7 @@ buildkitd: $(BIN)/buildkitd
 $(BIN)/buildkitd: go.mod go.sum
 	$(call TOOL_BUILD) -ldflags "$(TOOL_LDFLAGS)" -o $(BIN)/buildkitd github.com/moby/buildkit/cmd/buildkitd
 
-# The CNCF distribution registry the tests run against (internal/disttest),
+# The CNCF distribution registry the tests run against (internal/testing/disttest),
 # from the version pinned by its own tools module, so that its dependencies
 # never move imgctl's go.mod.
 DIST_MOD := internal/tools/distribution
@@ -36,7 +36,7 @@ registry: $(BIN)/registry
 $(BIN)/registry: $(DIST_MOD)/go.mod $(DIST_MOD)/go.sum $(DIST_MOD)/registry/main.go
 	$(call TOOL_BUILD,-C $(DIST_MOD)) -ldflags "$(TOOL_LDFLAGS)" -o $(CURDIR)/$(BIN)/registry ./registry
 
-# The cosign CLIs the tests verify imgctl's signatures with (internal/signtest),
+# The cosign CLIs the tests verify imgctl's signatures with (internal/testing/signtest),
 # v2 and v3 from the versions pinned by their own tools module.
 COSIGN_MOD := internal/tools/cosign
 COSIGN_LDFLAGS = -X sigs.k8s.io/release-utils/version.gitVersion=$$(sed -n 's,^\tgithub.com/sigstore/cosign/$(1) ,,p' $(COSIGN_MOD)/go.mod)
@@ -45,7 +45,7 @@ $(BIN)/cosign-%: $(COSIGN_MOD)/go.mod $(COSIGN_MOD)/go.sum
 	$(call TOOL_BUILD,-C $(COSIGN_MOD)) -ldflags "$(TOOL_LDFLAGS) $(call COSIGN_LDFLAGS,$*)" -o $(CURDIR)/$(BIN)/cosign-$* github.com/sigstore/cosign/$*/cmd/cosign
 
 # The buildx CLI the tests run `buildx create` and `buildx use` with
-# (internal/buildtest.BuildxCLI), from its own tools module.
+# (internal/testing/buildtest.BuildxCLI), from its own tools module.
 BUILDX_MOD := internal/tools/buildx
 buildx-cli: $(BIN)/buildx
 $(BIN)/buildx: $(BUILDX_MOD)/go.mod $(BUILDX_MOD)/go.sum
@@ -96,7 +96,7 @@ PLAIN_PKGS = $(filter-out $(RACE_PKGS),$(shell $(GO) list $(PKGS)))
 # Measured on a cold cache, that was 121 CPU-seconds of vet beside go
 # vet's own 89, and found nothing go vet had not (docs/measurements.md).
 TEST_FLAGS := -count=1 -timeout 20m -ldflags=-w -vet=off
-# The two modules of their own (examples/hello, internal/workflows) are
+# The two modules of their own (examples/hello, internal/testing/workflows) are
 # vetted and tested beside the main sets, their output printed when they
 # end: on a cold cache their compiles (actionlint's module) fill the CPU
 # the BuildKit tests leave idle while they wait on daemons. They are vetted
@@ -112,7 +112,7 @@ TEST_FLAGS := -count=1 -timeout 20m -ldflags=-w -vet=off
 MODULES_LOG := .cache/test-modules.log
 HELLO_VET = cd examples/hello && $(VET) ./...
 HELLO_TEST = cd examples/hello && $(GO) test -race -vet=off -count=1 ./...
-WORKFLOWS_TEST = cd internal/workflows && $(VET) ./... && CGO_ENABLED=0 $(GO) test -trimpath -vet=off -count=1 ./...
+WORKFLOWS_TEST = cd internal/testing/workflows && $(VET) ./... && CGO_ENABLED=0 $(GO) test -trimpath -vet=off -count=1 ./...
 TEST_MODULES = ($(HELLO_VET)) && ($(HELLO_TEST)) && ($(WORKFLOWS_TEST))
 TEST_NOKUBERNETES = $(VET) -tags nokubernetes ./build/buildx/ && \
 	CGO_ENABLED=0 $(GO) test -trimpath $(TEST_FLAGS) -tags nokubernetes ./build/buildx/
@@ -125,14 +125,14 @@ test: deps buildkitd registry cosign buildx-cli
 	test $$race = 0 && test $$plain = 0 && test $$modules = 0
 
 # The modules of their own that make test checks: examples/hello (with
-# -race) and internal/workflows (actionlint, the action's scripts).
+# -race) and internal/testing/workflows (actionlint, the action's scripts).
 test-modules:
 	$(TEST_MODULES)
 
-# actionlint (the version internal/workflows pins, its own module) on the
-# workflows; internal/workflows' tests also lint action.yml and run its scripts.
+# actionlint (the version internal/testing/workflows pins, its own module) on the
+# workflows; internal/testing/workflows' tests also lint action.yml and run its scripts.
 actionlint:
-	$(GO) -C internal/workflows tool actionlint
+	$(GO) -C internal/testing/workflows tool actionlint
 
 lint: fmt-check vet
 
@@ -146,21 +146,21 @@ fmt:
 	gofmt -w .
 
 bench: buildkitd registry
-	$(GO) run ./internal/bench
+	$(GO) run ./internal/tools/bench
 
 demo: deps buildkitd build
-	$(GO) run ./internal/demo
+	$(GO) run ./internal/tools/demo
 
 # The life of one image: build, sign, promote, Patch Tuesday, bases,
 # rebase, verify --nodes, sign and promote again (docs/lifecycle.md).
 demo-lifecycle: deps buildkitd
-	$(GO) run ./internal/demo/lifecycle
+	$(GO) run ./internal/tools/demo/lifecycle
 
 clean:
 	rm -rf $(BIN) dist
 
-# Releases are made by imgctl itself (internal/release, run by
-# internal/tools/release; the dry run by internal/tools/releasedryrun): imgctl cross-compiled for linux/amd64,
+# Releases are made by imgctl itself (internal/tools/release, run by
+# internal/tools/release/cmd/release; the dry run by internal/tools/release/cmd/dryrun): imgctl cross-compiled for linux/amd64,
 # linux/arm64, windows/amd64 and darwin/arm64 with VERSION stamped in,
 # dist/imgctl_<version>_<os>_<arch>.tar.gz (.zip for Windows),
 # dist/checksums.txt, imgctl's own image (release/Dockerfile) built with
@@ -172,7 +172,7 @@ clean:
 VERSION ?= $(shell git describe --tags --always --dirty)
 # The release command itself is compiled with the release's flags too, so
 # that it reuses the linux/amd64 compiles (see VET).
-RELEASE_RUN := CGO_ENABLED=0 $(GO) run -trimpath ./internal/tools/release
+RELEASE_RUN := CGO_ENABLED=0 $(GO) run -trimpath ./internal/tools/release/cmd/release
 release:
 	$(RELEASE_RUN) -version $(VERSION)
 
@@ -181,7 +181,7 @@ release:
 # means all.
 RELEASE_TARGETS ?=
 release-dry-run: deps buildkitd
-	CGO_ENABLED=0 $(GO) run -trimpath ./internal/tools/releasedryrun -version $(VERSION) $(if $(RELEASE_TARGETS),-targets $(RELEASE_TARGETS))
+	CGO_ENABLED=0 $(GO) run -trimpath ./internal/tools/release/cmd/dryrun -version $(VERSION) $(if $(RELEASE_TARGETS),-targets $(RELEASE_TARGETS))
 
 # Fuzz every target for FUZZTIME each, on one worker (the seed corpora under
 # testdata/fuzz run with every `go test`).

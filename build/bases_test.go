@@ -9,7 +9,7 @@ import (
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 
 	"github.com/imgctl/imgctl/build/graft"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
 var (

@@ -100,7 +100,7 @@
 // (see Base layers) and the index PUT. It reads no base: the daemons
 // resolve them (see Resolving the bases), one resolution per distinct base
 // reference and platform, which on a warm daemon costs the base's registry
-// one HEAD of the tag. internal/bench/RESULTS.md compares this with raw buildctl.
+// one HEAD of the tag. internal/tools/bench/RESULTS.md compares this with raw buildctl.
 //
 // # Base layers
 //

@@ -31,8 +31,8 @@ import (
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/build/nodes"
 	"github.com/imgctl/imgctl/build/variant"
-	"github.com/imgctl/imgctl/internal/buildtest"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 )

@@ -15,7 +15,7 @@ import (
 
 	"github.com/imgctl/imgctl/build/graft"
 	"github.com/imgctl/imgctl/build/variant"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/imgctl/imgctl/findings"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/snapshot"
 )

@@ -86,7 +86,7 @@ const (
 // that cannot be linked beside it (one module path), so their rules are
 // restated here and judged against each release's own code through the
 // golden table (platform/testdata/engines.json, made by
-// internal/enginegolden from internal/tools/containerd).
+// internal/testing/enginegolden from internal/tools/containerd).
 type ContainerdProfile struct {
 	name  string
 	rules matchRules

@@ -3,7 +3,7 @@ package platform_test
 import (
 	"testing"
 
-	"github.com/imgctl/imgctl/internal/enginegolden"
+	"github.com/imgctl/imgctl/internal/testing/enginegolden"
 	"github.com/imgctl/imgctl/platform"
 )
 
@@ -28,7 +28,7 @@ func ptr(p platform.Platform) *platform.Platform { return &p }
 
 // TestProfilesEqualReleases runs every profile on the golden table's cases
 // and compares its choice with what the release's own images.Manifest and
-// platforms code chose (internal/enginegolden regenerates the table from
+// platforms code chose (internal/testing/enginegolden regenerates the table from
 // that code and fails when it changes). Every case must agree.
 func TestProfilesEqualReleases(t *testing.T) {
 	tab, err := enginegolden.Load("testdata/engines.json")

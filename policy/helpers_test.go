@@ -9,13 +9,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sigstore/sigstore/pkg/signature"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
 	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 
-	"github.com/imgctl/imgctl/internal/signtest"
+	"github.com/imgctl/imgctl/internal/testing/signtest"
 )
 
 // testKey is an in-memory ECDSA key with its public key written to a file.

@@ -21,7 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/imgctl/imgctl/findings"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"

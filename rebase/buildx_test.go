@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
 // slsaV1 is the part of SLSA provenance v1 the test reads back from

@@ -22,7 +22,7 @@ import (
 	"github.com/moby/buildkit/util/purl"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/snapshot"
 )
 

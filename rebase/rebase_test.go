@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
 func TestTLSVerificationOnUnlessInsecure(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/imgctl/imgctl/internal/disttest"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/disttest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/registry"
 )
 

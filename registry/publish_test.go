@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
 // TestPublishReadsTheTagBack: Publish reads the tag back with exactly one

@@ -11,10 +11,10 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/imgctl/imgctl/findings"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/snapshot"
 
-	"github.com/imgctl/imgctl/internal/signtest"
+	"github.com/imgctl/imgctl/internal/testing/signtest"
 )
 
 var (

@@ -17,8 +17,8 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/payload"
 
-	"github.com/imgctl/imgctl/internal/regtest"
-	"github.com/imgctl/imgctl/internal/signtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
+	"github.com/imgctl/imgctl/internal/testing/signtest"
 )
 
 // TestCosignAcceptsOurSignatures checks every signature Sign wrote in the

@@ -14,8 +14,8 @@ import (
 	"github.com/sigstore/cosign/v3/cmd/cosign/cli/signcommon"
 	cosignverify "github.com/sigstore/cosign/v3/cmd/cosign/cli/verify"
 
-	"github.com/imgctl/imgctl/internal/regtest"
-	"github.com/imgctl/imgctl/internal/signtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
+	"github.com/imgctl/imgctl/internal/testing/signtest"
 )
 
 // cosignV3Verify runs cosign v3's `cosign verify --key pub

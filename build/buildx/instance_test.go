@@ -16,7 +16,7 @@ import (
 
 	"github.com/imgctl/imgctl/build/nodes"
 	"github.com/imgctl/imgctl/build/variant"
-	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
 )
 
 // newStore points BUILDX_CONFIG at a fresh directory and saves the node

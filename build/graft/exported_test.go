@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"google.golang.org/grpc"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/registry"
 )
 

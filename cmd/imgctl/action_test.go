@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/imgctl/imgctl/internal/buildtest"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
 // TestActionBuildsAndTags runs the GitHub Action's verb step
@@ -18,7 +18,7 @@ import (
 // this command built and put on the step's PATH: `build` on a real
 // buildkitd, pushing to the in-process registry, whose outputs name the
 // metadata file and the index digest, then `index create` on that digest
-// for the commit's tag. (internal/workflows tests the scripts' other
+// for the commit's tag. (internal/testing/workflows tests the scripts' other
 // paths; it is a module of its own and cannot start these harnesses.)
 func TestActionBuildsAndTags(t *testing.T) {
 	root, err := buildtest.ModuleRoot()

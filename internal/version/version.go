@@ -2,7 +2,7 @@
 // version, revision and commit time a release stamps into it at link time
 // (StampLDFlags), else what go build recorded (debug.ReadBuildInfo), and
 // the versions of the libraries a bug report depends on. imgctl version
-// prints it; internal/release stamps it and checks it. It imports nothing
+// prints it; internal/tools/release stamps it and checks it. It imports nothing
 // of imgctl.
 package version
 
@@ -22,7 +22,7 @@ var dependencies = []string{
 }
 
 // What the release stamps into the binary at link time (StampLDFlags, which
-// internal/release passes to go build -ldflags). The linker's -X sets only
+// internal/tools/release passes to go build -ldflags). The linker's -X sets only
 // package-level string variables, so these three are the one exception to
 // "no globals"; nothing assigns them at run time. Empty means "not
 // stamped": the values then come from debug.BuildInfo.

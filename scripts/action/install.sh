@@ -22,7 +22,7 @@
 #   GITHUB_PATH, GITHUB_OUTPUT
 #
 # Writes the outputs version (X.Y.Z, or "source") and path (the binary).
-# Run it locally with those variables set: the tests in internal/workflows do.
+# Run it locally with those variables set: the tests in internal/testing/workflows do.
 set -euo pipefail
 
 fail() {

@@ -12,9 +12,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/imgctl/imgctl/build"
-	"github.com/imgctl/imgctl/internal/buildtest"
-	"github.com/imgctl/imgctl/internal/disttest"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/disttest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/snapshot"
 )

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/imgctl/imgctl/build/nodes"
-	"github.com/imgctl/imgctl/internal/buildtest"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/registry"
 )

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
 // basesJSON is the bases -o json contract, decoded strictly.

@@ -14,7 +14,7 @@ import (
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/build/buildx"
 	"github.com/imgctl/imgctl/build/nodes"
-	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
 )
 
 // buildxStore saves the instances into a fresh BUILDX_CONFIG, under a

@@ -10,7 +10,7 @@ import (
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/imgctl/imgctl/build/buildx"
-	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
 )
 
 // TestBuildBuildxE2E builds through buildx builder instances that buildx's

@@ -11,7 +11,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
 	"github.com/imgctl/imgctl/snapshot"
 )
 

@@ -20,9 +20,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/imgctl/imgctl/build/graft"
-	"github.com/imgctl/imgctl/internal/buildtest"
-	"github.com/imgctl/imgctl/internal/disttest"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/disttest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
 // graftDockerfile is a Windows stage with a plain COPY, which imgctl

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/imgctl/imgctl/build/nodes"
-	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
 	"github.com/imgctl/imgctl/snapshot"
 )
 

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
 // requestLog records "METHOD PATH" of every request the registry serves

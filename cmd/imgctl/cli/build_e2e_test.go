@@ -15,9 +15,9 @@ import (
 
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/build/nodes"
-	"github.com/imgctl/imgctl/internal/buildtest"
 	"github.com/imgctl/imgctl/internal/ghactions"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
 )

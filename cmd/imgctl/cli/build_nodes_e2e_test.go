@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/imgctl/imgctl/build/nodes"
-	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
 	"github.com/imgctl/imgctl/lint"
 )
 

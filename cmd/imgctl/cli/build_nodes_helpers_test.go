@@ -16,8 +16,8 @@ import (
 	controlapi "github.com/moby/buildkit/api/services/control"
 
 	"github.com/imgctl/imgctl/build/nodes"
-	"github.com/imgctl/imgctl/internal/buildtest"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
 // startDaemons starts the two daemons concurrently, each with its own root.

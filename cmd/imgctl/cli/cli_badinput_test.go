@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
 // relRun is run that turns a panic into a test failure with the input named.

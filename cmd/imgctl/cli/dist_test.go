@@ -15,14 +15,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
-	"github.com/imgctl/imgctl/internal/disttest"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/disttest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
 )
 
 // The tests in this file run imgctl against the CNCF distribution registry
-// (internal/disttest): htpasswd auth on every request, credentials from the
+// (internal/testing/disttest): htpasswd auth on every request, credentials from the
 // Docker config, blobs linked per repository, and no referrers API. They
 // set DOCKER_CONFIG, so none is parallel.
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/internal/ghactions"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/verify"
 )

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
 // relFastRetries shortens the CLI's retry backoff and caps Retry-After so

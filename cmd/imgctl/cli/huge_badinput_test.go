@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
 // TestHugeIndex: an index of 10,000 entries, pointing at the four images

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/imgctl/imgctl/internal/demo/lifecycle/story"
+	"github.com/imgctl/imgctl/internal/tools/demo/lifecycle/story"
 	"github.com/imgctl/imgctl/platform"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
 // windowsDockerfile writes a multi-OS Dockerfile whose Windows stage is

@@ -10,7 +10,7 @@ import (
 // pre-mounting) and the notes all write to stderr at once. A file takes
 // that (and stays unwrapped, so that progressui can tell a terminal), but a
 // caller of Execute may pass an io.Writer that does not (a bytes.Buffer in
-// tests and in internal/release). Hand-written: the
+// tests and in internal/tools/release). Hand-written: the
 // standard library has no synchronised io.Writer, and slog and progressui
 // each lock only their own writes.
 type lockedWriter struct {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/policy"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"

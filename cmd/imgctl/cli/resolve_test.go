@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
 func TestResolve(t *testing.T) {

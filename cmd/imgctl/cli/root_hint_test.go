@@ -12,7 +12,7 @@ import (
 	"github.com/imgctl/imgctl/build/buildx"
 	"github.com/imgctl/imgctl/build/nodes"
 	"github.com/imgctl/imgctl/build/variant"
-	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
 	"github.com/imgctl/imgctl/policy"
 	"github.com/imgctl/imgctl/registry"
 )

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/imgctl/imgctl/internal/buildtest"
 	"github.com/imgctl/imgctl/internal/ghactions"
-	"github.com/imgctl/imgctl/internal/sariftest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/sariftest"
 	"github.com/imgctl/imgctl/kube"
 	"github.com/imgctl/imgctl/lint"
 )

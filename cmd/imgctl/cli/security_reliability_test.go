@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
 // TestCredentialsNeverPrinted: with credentials from DOCKER_CONFIG, basic

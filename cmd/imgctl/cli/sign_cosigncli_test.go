@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/imgctl/imgctl/internal/disttest"
-	"github.com/imgctl/imgctl/internal/regtest"
-	"github.com/imgctl/imgctl/internal/signtest"
+	"github.com/imgctl/imgctl/internal/testing/disttest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
+	"github.com/imgctl/imgctl/internal/testing/signtest"
 	"github.com/imgctl/imgctl/sign"
 )
 

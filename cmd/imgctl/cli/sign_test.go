@@ -10,10 +10,10 @@ import (
 
 	"github.com/sigstore/sigstore/pkg/signature"
 
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/sign"
 
-	"github.com/imgctl/imgctl/internal/signtest"
+	"github.com/imgctl/imgctl/internal/testing/signtest"
 )
 
 // sigRunIn is run with stdin.

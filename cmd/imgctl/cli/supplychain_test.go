@@ -13,8 +13,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/imgctl/imgctl/internal/disttest"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/disttest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/sign"
 	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"

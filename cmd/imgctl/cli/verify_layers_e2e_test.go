@@ -11,8 +11,8 @@ import (
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 	"github.com/tonistiigi/fsutil"
 
-	"github.com/imgctl/imgctl/internal/buildtest"
-	"github.com/imgctl/imgctl/internal/regtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/imgctl/imgctl/internal/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
 )
 
 var versionDepPaths = []string{"github.com/moby/buildkit", "github.com/google/go-containerregistry", "github.com/sigstore/cosign/v2"}

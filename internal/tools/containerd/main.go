@@ -14,7 +14,7 @@
 //
 // Default() and the platform matchers live in files platforms compiles only
 // for Windows (defaults_windows.go, and in v0.2.1 platforms_windows.go and
-// platform_compat_windows.go). imgctl's generator (internal/enginegolden)
+// platform_compat_windows.go). imgctl's generator (internal/testing/enginegolden)
 // adds those files, unchanged but for two renames and the host that
 // DefaultSpec reads, to the build through `go build -overlay`, so the code
 // that runs here is the release's own. The one line that still sees Linux is

@@ -16,7 +16,7 @@ import (
 )
 
 // testPackages hold the reliability tests; testRun selects them.
-var testPackages = []string{"./internal/regtest", "./registry", "./cmd/imgctl/cli", "./verify", "./platform", "./build", "./lint"}
+var testPackages = []string{"./internal/testing/regtest", "./registry", "./cmd/imgctl/cli", "./verify", "./platform", "./build", "./lint"}
 
 const testRun = "Fault|Bearer|Bad|Credentials|HugeIndex|LoadVerify|LintBad|TLS|PlainHTTP|RetryAfter|ManifestTooLarge|DigestMismatch|Retryable|Fuzz"
 
