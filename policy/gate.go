@@ -160,16 +160,16 @@ func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *s
 	return rep, nil
 }
 
-// chain checks what the gate requires of s's supply chain in repo: the
-// signatures by the gate's keys (read by digest) of the manifest, and
+// CheckChain checks what the gate requires of s's supply chain in repo:
+// the signatures by the gate's keys (read by digest) of the manifest, and
 // with ScopeAll of its children, then the per-platform requirements of
-// SupplyChain. Promote runs it again at the destination.
-func (g *Gate) chain(ctx context.Context, repo name.Repository, s *snapshot.Snapshot) ([]findings.Finding, error) {
+// SupplyChain. Package promote runs it again at the destination.
+func (g *Gate) CheckChain(ctx context.Context, repo name.Repository, s *snapshot.Snapshot) ([]findings.Finding, error) {
 	fs, _, err := g.chainChecked(ctx, repo, s)
 	return fs, err
 }
 
-// chainChecked is chain, which also returns the digests whose signatures
+// chainChecked is CheckChain, which also returns the digests whose signatures
 // it checked with some key, in snapshot order.
 func (g *Gate) chainChecked(ctx context.Context, repo name.Repository, s *snapshot.Snapshot) ([]findings.Finding, []string, error) {
 	subjects := sign.SubjectsIn(s, g.Signed)

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/imgctl/imgctl/internal/testing/regtest"
@@ -55,16 +53,6 @@ func gate(t *testing.T, p *Policy, keys ...string) *Gate {
 		t.Fatal(err)
 	}
 	return g
-}
-
-// headDigest returns what ref points at, or nil.
-func headDigest(t *testing.T, ref name.Reference) *v1.Hash {
-	t.Helper()
-	d, err := remote.Head(ref)
-	if err != nil {
-		return nil
-	}
-	return &d.Digest
 }
 
 // loadSnap reads the index ref points at as a snapshot.

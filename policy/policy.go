@@ -1,8 +1,8 @@
 // Package policy is the promotion gate: a YAML policy shared by CI,
 // `imgctl verify --policy` and `imgctl promote`, the checks it adds to
-// verify's (allowed base images and required signing keys), the severity
-// overrides it applies to every finding, and Promote, which copies an index
-// that passes to its release tag without changing its digest.
+// verify's (allowed base images and required signing keys) and the
+// severity overrides it applies to every finding. Package promote copies
+// an index that passes to its release tag without changing its digest.
 //
 // A policy file looks like examples/policy.yaml:
 //

@@ -13,14 +13,15 @@ import (
 	"github.com/imgctl/imgctl/snapshot"
 )
 
-// predecessor is an attestation manifest outside an index that its
+// Predecessor is an attestation manifest outside an index that its
 // provenance names, as read from the repository that holds it.
-type predecessor struct {
-	repo name.Repository
-	desc *remote.Descriptor
+type Predecessor struct {
+	// Repo is the repository that holds it; Desc the manifest read there.
+	Repo name.Repository
+	Desc *remote.Descriptor
 }
 
-// previousAttestations returns the attestation manifests outside s's index
+// Predecessors returns the attestation manifests outside s's index
 // that its provenance names as predecessors (snapshot.Statement.Previous:
 // imgctl rebase names a variant's old attestation manifests where the
 // source index keeps them), and theirs in turn: what promote copies besides
@@ -31,7 +32,7 @@ type predecessor struct {
 // provenance statement not read yet (see Gate.reader), and a repository
 // named only there may cost a token request. A predecessor that cannot be
 // read is an error: promoting would publish a chain that does not resolve.
-func (g *Gate) previousAttestations(ctx context.Context, rc *registry.Client, repo name.Repository, s *snapshot.Snapshot) ([]predecessor, error) {
+func (g *Gate) Predecessors(ctx context.Context, rc *registry.Client, repo name.Repository, s *snapshot.Snapshot) ([]Predecessor, error) {
 	seen := map[v1.Hash]bool{}
 	has := false
 	for _, e := range s.Entries {
@@ -60,7 +61,7 @@ func (g *Gate) previousAttestations(ctx context.Context, rc *registry.Client, re
 	for _, a := range atts {
 		enqueue(a)
 	}
-	var out []predecessor
+	var out []Predecessor
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
@@ -77,7 +78,7 @@ func (g *Gate) previousAttestations(ctx context.Context, rc *registry.Client, re
 		if err != nil {
 			return nil, fmt.Errorf("the provenance in attestation manifest %s names its predecessor %s: %w", p.by, ref, err)
 		}
-		out = append(out, predecessor{repo: from, desc: desc})
+		out = append(out, Predecessor{Repo: from, Desc: desc})
 		rd := g.reader(rc, from)
 		rd.cache.put(from, "@", p.dep.Digest, desc.Manifest)
 		a, err := snapshot.ReadAttestation(ctx, desc.Descriptor, v1.Hash{}, rd, g.Concurrency)

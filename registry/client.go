@@ -2,20 +2,19 @@ package registry
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/imgctl/imgctl/registry/transport"
 )
 
 // DefaultJobs bounds concurrent manifest and blob transfers when WithJobs
@@ -23,10 +22,11 @@ import (
 const DefaultJobs = 4
 
 // Client is imgctl's one way to talk to registries, for one command run.
-// Every request of the run goes through one guarded, retrying transport
-// (see RoundTripper), and each registry is pinged and, for token auth,
-// asked for a token once, with the scopes declared up front (see Scope and
-// Transport). A Client is safe for concurrent use.
+// Every request of the run goes through one transport.Session: one
+// guarded, retrying transport (see RoundTripper), and each registry is
+// pinged and, for token auth, asked for a token once, with the scopes
+// declared up front (see Scope and Transport). A Client is safe for
+// concurrent use.
 type Client struct {
 	insecure      bool
 	keychain      authn.Keychain
@@ -36,16 +36,10 @@ type Client struct {
 	retryAfterMax time.Duration
 	log           *slog.Logger
 
-	requests atomic.Int64
-	once     sync.Once
-	rt       http.RoundTripper // guardTransport over base
-	retrying http.RoundTripper // rt with the retry policy
+	session *transport.Session
 
-	mu     sync.Mutex
-	scopes map[string][]string          // by registry, as declared with Scope
-	auth   map[string]name.Repository   // by registry: whose credentials to use
-	rts    map[string]*sessionRT        // by registry: the authenticated transport
-	refs   map[string]*referrersSupport // by registry: whether it serves the referrers API
+	mu   sync.Mutex
+	refs map[string]*referrersSupport // by registry: whether it serves the referrers API
 }
 
 // Option configures a Client.
@@ -81,13 +75,12 @@ func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }
 
 // New returns a Client for one command run.
 func New(opts ...Option) *Client {
-	c := &Client{scopes: map[string][]string{}, auth: map[string]name.Repository{}, rts: map[string]*sessionRT{}}
+	c := &Client{}
 	for _, o := range opts {
 		o(c)
 	}
-	if c.keychain == nil {
-		c.keychain = authn.DefaultKeychain
-	}
+	c.session = transport.New(transport.Options{Keychain: c.keychain, Insecure: c.insecure, Base: c.base,
+		RetryBase: c.retryBase, RetryAfterMax: c.retryAfterMax})
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -104,7 +97,7 @@ func Or(c *Client) *Client {
 }
 
 // Requests returns how many HTTP requests this client has sent.
-func (c *Client) Requests() int64 { return c.requests.Load() }
+func (c *Client) Requests() int64 { return c.session.Requests() }
 
 // Jobs returns the bound on concurrent transfers.
 func (c *Client) Jobs() int {
@@ -123,17 +116,7 @@ func (c *Client) Logger() *slog.Logger { return c.log }
 
 // IsLoopback reports whether a registry host is localhost or a loopback
 // address, which imgctl reaches over plain HTTP without --insecure.
-func IsLoopback(registry string) bool {
-	host := registry
-	if h, _, err := net.SplitHostPort(registry); err == nil {
-		host = h
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
-}
+func IsLoopback(registry string) bool { return transport.IsLoopback(registry) }
 
 // ParseReference parses a tag or digest reference with the client's
 // plain-HTTP rule.
@@ -166,30 +149,24 @@ func (c *Client) Remote(ctx context.Context, repo name.Repository) ([]remote.Opt
 	return []remote.Option{remote.WithContext(ctx), remote.WithTransport(rt), remote.WithJobs(c.Jobs())}, nil
 }
 
-// RoundTripper returns the client's unauthenticated transport: it refuses
-// plain HTTP to registries off loopback without --insecure, retries
-// transient failures with a bounded backoff, honours Retry-After within a
-// cap, reads manifests and small blobs whole (so that a connection cut
-// mid-body is retried), refuses manifests over MaxManifestSize and checks
-// content fetched by digest. Every request shows in Requests.
-func (c *Client) RoundTripper() http.RoundTripper {
-	c.once.Do(c.init)
-	return c.retrying
-}
+// RoundTripper returns the client's unauthenticated transport
+// (transport.Session.RoundTripper): it refuses plain HTTP to registries off
+// loopback without --insecure, retries transient failures with a bounded
+// backoff, honours Retry-After within a cap, reads manifests and small
+// blobs whole (so that a connection cut mid-body is retried), refuses
+// manifests over MaxManifestSize and checks content fetched by digest.
+// Every request shows in Requests.
+func (c *Client) RoundTripper() http.RoundTripper { return c.session.RoundTripper() }
 
-func (c *Client) init() {
-	c.rt = c.newTransport()
-	c.retrying = newRetry(c.rt, c.backoff())
-}
+// Scope declares, before the first request to their registries, the
+// repositories this run reads (pull) and writes (push), so that each
+// registry's handshake asks for every scope at once (see
+// transport.Session.Scope).
+func (c *Client) Scope(pull, push []name.Repository) { c.session.Scope(pull, push) }
 
-func (c *Client) newTransport() http.RoundTripper {
-	base := c.base
-	if base == nil {
-		t := remote.DefaultTransport.(*http.Transport).Clone()
-		if c.insecure {
-			t.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // asked for with --insecure
-		}
-		base = t
-	}
-	return &guardTransport{next: base, n: &c.requests, insecure: c.insecure, retryAfterMax: c.retryAfterMaxValue()}
+// Transport returns repo's registry's authenticated transport, doing the
+// handshake on first use, once per registry and run (see
+// transport.Session.Transport).
+func (c *Client) Transport(ctx context.Context, repo name.Repository) (http.RoundTripper, error) {
+	return c.session.Transport(ctx, repo)
 }

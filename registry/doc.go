@@ -7,22 +7,21 @@
 // gets its options from Client.Remote.
 //
 // What a Client does per command run:
-//   - one handshake per registry: one GET /v2/ and, for token auth, one
-//     token request with every scope declared up front (Scope);
-//   - one retry policy: bounded exponential backoff on transient failures
-//     and on 408, 429 and 5xx, Retry-After honoured within a cap, content
-//     fetched by digest checked against it, manifests over 4 MiB refused;
-//   - the plain-HTTP rule: loopback registries over plain HTTP, others only
-//     with --insecure;
+//   - through package transport, what every request goes through: one
+//     handshake per registry with every scope declared up front (Scope),
+//     one retry policy (Retry-After honoured within a cap, content fetched
+//     by digest checked, manifests over 4 MiB refused), the plain-HTTP
+//     rule;
 //   - reads (Get, Head, Describe, Fetch, Snapshot, Layer), writes through a
 //     Copier (one-POST mounts, uploads, exact-bytes PUTs), the tag rule
 //     (CheckTag), Publish (children first, tag last, then one HEAD to read
 //     the tag back: ErrTagChanged), CopyArtifacts and PutReferrer;
-//   - one judgement of what registries answer, in the transport so that
-//     go-containerregistry's and cosign's requests get it too: which 404 is
-//     "absent" (notFound, ErrUnexpectedNotFound) and which refused tag PUT
-//     is the registry's immutability (ImmutableTagError, ErrTagExists);
-//   - the sentinel errors of registry conditions, declared once here, and
+//   - one judgement of what registries answer, in package transport so
+//     that go-containerregistry's and cosign's requests get it too: which
+//     404 is "absent" (ErrUnexpectedNotFound) and which refused tag PUT is
+//     the registry's immutability (ImmutableTagError, ErrTagExists);
+//   - the sentinel errors of registry conditions, those of the transport
+//     re-exported as the same variables, and
 //     IsRegistryError, which tells a failure to talk to a registry from a
 //     judgement of what it served.
 package registry

@@ -3,13 +3,14 @@ package registry
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"syscall"
 
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	gtransport "github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/imgctl/imgctl/registry/transport"
 )
 
 // Sentinel errors of every registry operation, checked with errors.Is. The
@@ -20,14 +21,14 @@ var (
 	// read.
 	ErrInvalidReference = errors.New("invalid image reference")
 	// ErrPlainHTTP is returned for a plain-HTTP request to a registry that
-	// is not on loopback, without --insecure.
-	ErrPlainHTTP = errors.New("refusing plain HTTP to a registry that is not on loopback")
+	// is not on loopback, without --insecure (transport.ErrPlainHTTP).
+	ErrPlainHTTP = transport.ErrPlainHTTP
 	// ErrTagExists is returned when a tag to publish exists at another
 	// digest and overwriting was not asked for (like
 	// crane.ErrRefusingToClobberExistingTag), and when the registry itself
 	// refuses to change a tag it holds immutable or locked (see
-	// ImmutableTagError).
-	ErrTagExists = errors.New("refusing to overwrite existing tag")
+	// ImmutableTagError; transport.ErrTagExists).
+	ErrTagExists = transport.ErrTagExists
 	// ErrTagsRepository is returned by PublishTags for tags in more than
 	// one repository.
 	ErrTagsRepository = errors.New("every tag must be in one repository")
@@ -40,8 +41,8 @@ var (
 	// "manifest unknown" or "blob unknown": an HTML page (a proxy or load
 	// balancer that does not route the request) or an error code that
 	// says something else, such as NAME_UNKNOWN. imgctl never takes such
-	// an answer for "absent" (see notFound).
-	ErrUnexpectedNotFound = errors.New("unexpected 404, not a registry's manifest or blob unknown")
+	// an answer for "absent" (transport.ErrUnexpectedNotFound).
+	ErrUnexpectedNotFound = transport.ErrUnexpectedNotFound
 	// ErrNotAnIndex is returned when an operation needs an index and the
 	// reference is a single manifest.
 	ErrNotAnIndex = errors.New("not an index")
@@ -53,37 +54,49 @@ var (
 	ErrReferrersUnsupported = errors.New("the registry does not serve the OCI referrers API")
 )
 
-// ErrManifestTooLarge is returned for a manifest over MaxManifestSize.
-var ErrManifestTooLarge = errors.New("manifest too large")
+// ErrManifestTooLarge is returned for a manifest over MaxManifestSize
+// (transport.ErrManifestTooLarge).
+var ErrManifestTooLarge = transport.ErrManifestTooLarge
 
 // DigestMismatchError is returned when content fetched by digest does not
-// hash to that digest. It is temporary: a retry may reach a healthy replica.
-type DigestMismatchError struct {
-	// URL is the redacted URL of the request; Want and Got the digests.
-	URL, Want, Got string
-}
+// hash to that digest (transport.DigestMismatchError).
+type DigestMismatchError = transport.DigestMismatchError
 
-// Error implements error.
-func (e *DigestMismatchError) Error() string {
-	return fmt.Sprintf("content does not match its digest %s: got %s", e.Want, e.Got)
-}
+// ImmutableTagError is a registry's refusal to change a tag it holds
+// immutable or locked; it is ErrTagExists for errors.Is
+// (transport.ImmutableTagError).
+type ImmutableTagError = transport.ImmutableTagError
 
-// Temporary reports that the request is worth a retry.
-func (e *DigestMismatchError) Temporary() bool { return true }
+// MaxManifestSize is the largest manifest or index imgctl reads, the limit
+// containerd and most registries apply (transport.MaxManifestSize).
+const MaxManifestSize = transport.MaxManifestSize
+
+// Retry settings (see package transport). Production uses the defaults;
+// tests shorten them through the environment.
+const (
+	// DefaultRetryBase is the first delay between retries.
+	DefaultRetryBase = transport.DefaultRetryBase
+	// DefaultRetryAfterMax caps the wait a Retry-After header asks for.
+	DefaultRetryAfterMax = transport.DefaultRetryAfterMax
+	// EnvRetryBase overrides DefaultRetryBase with a Go duration ("10ms").
+	EnvRetryBase = transport.EnvRetryBase
+	// EnvRetryAfterMax overrides DefaultRetryAfterMax with a Go duration.
+	EnvRetryAfterMax = transport.EnvRetryAfterMax
+)
 
 // IsNotFound reports whether err is a registry's 404: that the manifest or
 // blob is unknown. Every request goes through the client's transport,
 // which turns a 404 that does not say so into ErrUnexpectedNotFound (see
-// notFound), so a *transport.Error with status 404 is the registry's own
+// transport.notFound), so a *gtransport.Error with status 404 is the registry's own
 // "absent".
 func IsNotFound(err error) bool {
-	var terr *transport.Error
+	var terr *gtransport.Error
 	return errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound
 }
 
 // IsRegistryError reports whether err is a failure to talk to a registry
 // rather than a judgement of what it served: a registry's error answer (a
-// *transport.Error of any status, 404 included), a network or transport
+// *gtransport.Error of any status, 404 included), a network or transport
 // failure (a *url.Error from the HTTP client, a net.Error, a cut
 // connection), content that does not match its digest, an oversized
 // manifest, a refused plain-HTTP request, or a cancelled context. The CLI
@@ -94,7 +107,7 @@ func IsRegistryError(err error) bool {
 		return false
 	}
 	var (
-		terr *transport.Error
+		terr *gtransport.Error
 		nerr net.Error
 		dm   *DigestMismatchError
 	)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/imgctl/imgctl/policy"
+	"github.com/imgctl/imgctl/promote"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -62,14 +62,14 @@ func (o *gateFlags) promote(cmd *cobra.Command, ro *rootOptions, args []string) 
 	}
 	ctx := cmd.Context()
 	gate.Registry = rc
-	pr, err := gate.Promote(ctx, src, dst, policy.PromoteOptions{Registry: rc, Logger: ro.logger(cmd)})
+	pr, err := promote.Run(ctx, gate, src, dst, promote.Options{Registry: rc, Logger: ro.logger(cmd)})
 	if pr != nil && pr.Report != nil {
 		if perr := printPromotion(cmd, ro.output, pr, err); perr != nil && err == nil {
 			err = perr
 		}
 		summarizePromotion(ro.githubOutput(cmd), pr, err)
 	}
-	if errors.Is(err, policy.ErrRefused) {
+	if errors.Is(err, promote.ErrRefused) {
 		return fmt.Errorf("%w (%w)", err, ErrCheckFailed)
 	}
 	return err
@@ -79,7 +79,7 @@ func (o *gateFlags) promote(cmd *cobra.Command, ro *rootOptions, args []string) 
 // what happened to DST: after a failed copy the tag was not written, and
 // pr.Pushed is false for that reason, not because DST already pointed at
 // the source.
-func printPromotion(cmd *cobra.Command, format string, pr *policy.Promotion, err error) error {
+func printPromotion(cmd *cobra.Command, format string, pr *promote.Promotion, err error) error {
 	w := cmd.OutOrStdout()
 	if format == "json" {
 		return writeJSON(w, map[string]any{"source": pr.Source.String(), "target": pr.Target.String(),
@@ -105,7 +105,7 @@ func printPromotion(cmd *cobra.Command, format string, pr *policy.Promotion, err
 
 // summarizePromotion appends the promotion to the GitHub step summary:
 // whether DST was tagged, the source's platforms and the gate's report.
-func summarizePromotion(g githubOutput, pr *policy.Promotion, err error) {
+func summarizePromotion(g githubOutput, pr *promote.Promotion, err error) {
 	note := fmt.Sprintf("Promoted %s to %s.", code(pr.Source.String()), code(pr.Target.String()))
 	switch {
 	case !pr.Report.Passed:

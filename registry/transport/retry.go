@@ -1,4 +1,4 @@
-package registry
+package transport
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	gtransport "github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
 // Retry settings. Production uses the defaults; tests shorten them through
@@ -51,13 +51,13 @@ func durationSetting(v time.Duration, env string, def time.Duration) time.Durati
 	return def
 }
 
-func (c *Client) retryAfterMaxValue() time.Duration {
-	return durationSetting(c.retryAfterMax, EnvRetryAfterMax, DefaultRetryAfterMax)
+func (s *Session) retryAfterMaxValue() time.Duration {
+	return durationSetting(s.retryAfterMax, EnvRetryAfterMax, DefaultRetryAfterMax)
 }
 
 // backoff is the bounded exponential backoff of every retry.
-func (c *Client) backoff() remote.Backoff {
-	base := durationSetting(c.retryBase, EnvRetryBase, DefaultRetryBase)
+func (s *Session) backoff() remote.Backoff {
+	base := durationSetting(s.retryBase, EnvRetryBase, DefaultRetryBase)
 	return remote.Backoff{Duration: base, Factor: 2, Jitter: 0.1, Steps: retrySteps, Cap: 25 * base}
 }
 
@@ -65,8 +65,8 @@ func (c *Client) backoff() remote.Backoff {
 // retrying transport with imgctl's backoff, predicate and status codes
 // (Retry-After is honoured below it, in guardTransport).
 func newRetry(rt http.RoundTripper, b remote.Backoff) http.RoundTripper {
-	return transport.NewRetry(rt, transport.WithRetryBackoff(b),
-		transport.WithRetryPredicate(retryable), transport.WithRetryStatusCodes(retryStatusCodes...))
+	return gtransport.NewRetry(rt, gtransport.WithRetryBackoff(b),
+		gtransport.WithRetryPredicate(retryable), gtransport.WithRetryStatusCodes(retryStatusCodes...))
 }
 
 // temporary is the interface of errors that say they are worth a retry.

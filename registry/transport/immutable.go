@@ -1,4 +1,4 @@
-package registry
+package transport
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	gtransport "github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
 // ImmutableTagError is a registry's refusal to change a tag it holds
@@ -95,9 +95,9 @@ func immutableRefusal(r *http.Request, resp *http.Response) error {
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(b))
 	if err != nil {
-		return nil // transport.CheckError reports the status
+		return nil // gtransport.CheckError reports the status
 	}
-	var e transport.Error
+	var e gtransport.Error
 	if json.Unmarshal(b, &e) != nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package registry
+package transport
 
 import (
 	"bytes"
@@ -9,19 +9,19 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	gtransport "github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
 // absentCodes are the error codes with which registries say that a manifest
 // or blob does not exist: the distribution spec's MANIFEST_UNKNOWN and
 // BLOB_UNKNOWN, and Harbor's NOT_FOUND (goharbor/harbor src/lib/errors,
 // NotFoundCode, which Harbor v2 answers for an artifact it does not have).
-var absentCodes = []transport.ErrorCode{
-	transport.ManifestUnknownErrorCode, transport.BlobUnknownErrorCode, "NOT_FOUND",
+var absentCodes = []gtransport.ErrorCode{
+	gtransport.ManifestUnknownErrorCode, gtransport.BlobUnknownErrorCode, "NOT_FOUND",
 }
 
 // maxErrorBody bounds how much of an error response is read to judge it,
-// as go-containerregistry's transport.CheckError does.
+// as go-containerregistry's gtransport.CheckError does.
 const maxErrorBody = 64 << 10
 
 // notFound judges a 404 to a manifest or blob request (GET or HEAD): it
@@ -80,7 +80,7 @@ func notFound(r *http.Request, resp *http.Response) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
-	var e transport.Error
+	var e gtransport.Error
 	if json.Unmarshal(b, &e) != nil || len(e.Errors) == 0 {
 		return fail(fmt.Sprintf("not a registry error: %q", truncate(string(b), 120)))
 	}

@@ -1,4 +1,4 @@
-package registry
+package transport
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
-// TestClientOneHandshake: calls on three repositories of a bearer-token
+// TestSessionOneHandshake: calls on three repositories of a bearer-token
 // registry, named up front or not, share one ping and one token fetch; a
 // plain go-containerregistry call does both each time. (regtest's token
 // is good for every scope, so the refresh on a 401 for a scope not asked
 // for is go-containerregistry's, untested here.)
-func TestClientOneHandshake(t *testing.T) {
+func TestSessionOneHandshake(t *testing.T) {
 	ctx := context.Background()
 	auth := &regtest.BearerAuth{Token: "tok", Service: "regtest"}
 	reg := regtest.New(t, regtest.WithMiddleware(auth.Middleware))
@@ -33,14 +33,14 @@ func TestClientOneHandshake(t *testing.T) {
 	}
 	reg.ResetStats()
 	tokens := auth.TokenRequests()
-	c := New()
+	c := New(Options{})
 	c.Scope([]name.Repository{refs[0].Context()}, []name.Repository{refs[2].Context()})
 	for _, ref := range refs {
-		opts, err := c.Remote(ctx, ref.Context())
+		rt, err := c.Transport(ctx, ref.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := remote.Get(ref, opts...); err != nil {
+		if _, err := remote.Get(ref, remote.WithContext(ctx), remote.WithTransport(rt)); err != nil {
 			t.Fatalf("%s: %v", ref, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package registry
+package transport
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 func TestTLSVerificationOnUnlessInsecure(t *testing.T) {
 	for _, insecure := range []bool{false, true} {
-		c := New(WithInsecure(insecure))
+		c := New(Options{Insecure: insecure})
 		c.RoundTripper()
 		g := c.rt.(*guardTransport)
 		ht := g.next.(*http.Transport)
@@ -31,7 +31,7 @@ func TestTLSVerificationOnUnlessInsecure(t *testing.T) {
 	srv := httptest.NewTLSServer(http.NotFoundHandler())
 	defer srv.Close()
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v2/", nil)
-	_, err := New().RoundTripper().RoundTrip(req)
+	_, err := New(Options{}).RoundTripper().RoundTrip(req)
 	var cerr *tls.CertificateVerificationError
 	if !errors.As(err, &cerr) {
 		t.Errorf("self-signed certificate: %v", err)
@@ -44,14 +44,14 @@ func TestPlainHTTPOnlyOnLoopback(t *testing.T) {
 		"127.0.0.1:1": false, "localhost:1": false, "[::1]:1": false,
 	} {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+host+"/v2/", nil)
-		c := New()
+		c := New(Options{})
 		c.RoundTripper()
 		_, err := c.rt.RoundTrip(req)
 		if got := errors.Is(err, ErrPlainHTTP); got != refused {
 			t.Errorf("%s: refused=%t (%v)", host, got, err)
 		}
 		if refused {
-			ci := New(WithInsecure(true))
+			ci := New(Options{Insecure: true})
 			ci.RoundTripper()
 			if _, err := ci.rt.RoundTrip(req); errors.Is(err, ErrPlainHTTP) {
 				t.Errorf("%s with --insecure: %v", host, err)
@@ -76,7 +76,7 @@ func TestRetryAfter(t *testing.T) {
 	} {
 		f := regtest.NewFaults(regtest.Fault{Kind: regtest.Fault429, RetryAfter: tc.retryAfter, Route: regtest.RouteManifest, First: 1})
 		reg.SetMiddleware(f.Middleware)
-		o := New(WithRetryAfterMax(tc.cap))
+		o := New(Options{RetryAfterMax: tc.cap})
 		req, _ := http.NewRequest(http.MethodGet, reg.URL()+"/v2/x/manifests/missing", nil)
 		start := time.Now()
 		resp, err := o.RoundTripper().RoundTrip(req)
@@ -89,11 +89,11 @@ func TestRetryAfter(t *testing.T) {
 			t.Errorf("Retry-After %s (cap %s): waited %s", tc.retryAfter, tc.cap, d)
 		}
 	}
-	if New().retryAfterMaxValue() != DefaultRetryAfterMax || New().backoff().Duration != DefaultRetryBase {
+	if New(Options{}).retryAfterMaxValue() != DefaultRetryAfterMax || New(Options{}).backoff().Duration != DefaultRetryBase {
 		t.Error("production defaults changed")
 	}
 	t.Setenv(EnvRetryBase, "3ms")
-	if b := New().backoff(); b.Duration != 3*time.Millisecond || b.Steps != retrySteps {
+	if b := New(Options{}).backoff(); b.Duration != 3*time.Millisecond || b.Steps != retrySteps {
 		t.Errorf("env backoff %+v", b)
 	}
 }
@@ -117,7 +117,7 @@ func TestManifestTooLarge(t *testing.T) {
 		if chunked {
 			req.URL.Path = "/v2/a/manifests/other"
 		}
-		_, err := New().RoundTripper().RoundTrip(req)
+		_, err := New(Options{}).RoundTripper().RoundTrip(req)
 		if !errors.Is(err, ErrManifestTooLarge) || n != 1 {
 			t.Errorf("err %v after %d requests", err, n)
 		}
@@ -125,20 +125,26 @@ func TestManifestTooLarge(t *testing.T) {
 }
 
 // TestDigestMismatchRetried: content that does not match its digest is
-// retried, and a persistent mismatch is an error naming it.
+// retried, and a persistent mismatch is an error naming it, whether the
+// digest is in the path or, for a tag, in Docker-Content-Digest.
 func TestDigestMismatchRetried(t *testing.T) {
 	t.Setenv(EnvRetryBase, "1ms")
 	reg := regtest.New(t)
 	ref := reg.MustRef(t, "app:1")
 	d := regtest.MustPush(t, ref, regtest.Must(regtest.LinuxImage("amd64"))(t))
-	o := New()
+	get := func(s *Session, reference string) (*http.Response, error) {
+		req, _ := http.NewRequest(http.MethodGet, reg.URL()+"/v2/app/manifests/"+reference, nil)
+		return s.RoundTripper().RoundTrip(req)
+	}
 	f := regtest.NewFaults(regtest.Fault{Kind: regtest.FaultCorrupt, Route: regtest.RouteManifest, First: 2})
 	reg.SetMiddleware(f.Middleware)
-	if _, err := o.Get(context.Background(), ref.Context().Digest(d.String())); err != nil || f.Injected() != 2 {
-		t.Fatalf("transient: %v (%d faults)", err, f.Injected())
+	resp, err := get(New(Options{}), d.String())
+	if err != nil || resp.StatusCode != http.StatusOK || f.Injected() != 2 {
+		t.Fatalf("transient: %v %v (%d faults)", resp, err, f.Injected())
 	}
+	resp.Body.Close()
 	reg.SetMiddleware(regtest.NewFaults(regtest.Fault{Kind: regtest.FaultCorrupt, Route: regtest.RouteManifest}).Middleware)
-	_, err := New().Get(context.Background(), ref)
+	_, err = get(New(Options{}), "1")
 	var dm *DigestMismatchError
 	if !errors.As(err, &dm) || dm.Want != d.String() {
 		t.Errorf("persistent: %v", err)

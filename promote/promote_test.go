@@ -1,4 +1,4 @@
-package policy
+package promote
 
 import (
 	"context"
@@ -11,15 +11,11 @@ import (
 	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
 
 	"github.com/imgctl/imgctl/internal/testing/regtest"
+	"github.com/imgctl/imgctl/policy"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
 	"github.com/imgctl/imgctl/verify"
 )
-
-func tag(t *testing.T, reg *regtest.Registry, s string) name.Tag {
-	t.Helper()
-	return reg.MustRef(t, s).(name.Tag)
-}
 
 func TestPromoteRefuses(t *testing.T) {
 	t.Parallel()
@@ -30,22 +26,22 @@ func TestPromoteRefuses(t *testing.T) {
 	unsigned := pushSigned(t, reg, "ci/unsigned:1", good, nil, false)
 	wrongKey := pushSigned(t, reg, "ci/other-key:1", good, &other, false)
 	signed := pushSigned(t, reg, "ci/signed:1", good, &k, false)
-	strict := &Policy{RequirePlatforms: []string{"windows/amd64:10.0.17763"}, AllowedBases: []string{"mcr.microsoft.com/windows/*"},
-		Rules: Rules{Errors: []string{RuleMissingBaseAnnotation}}}
+	strict := &policy.Policy{RequirePlatforms: []string{"windows/amd64:10.0.17763"}, AllowedBases: []string{"mcr.microsoft.com/windows/*"},
+		Rules: policy.Rules{Errors: []string{policy.RuleMissingBaseAnnotation}}}
 	for _, tc := range []struct {
 		name  string
 		src   name.Digest
-		p     *Policy
+		p     *policy.Policy
 		rules []string
 	}{
 		{"unsigned", unsigned, nil, []string{sign.RuleUnsigned}},
 		{"signed with another key", wrongKey, nil, []string{sign.RuleBadSignature}},
-		{"breaks the policy", signed, strict, []string{verify.RuleMissingPlatform, RuleMissingBaseAnnotation}},
+		{"breaks the policy", signed, strict, []string{verify.RuleMissingPlatform, policy.RuleMissingBaseAnnotation}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dst := tag(t, reg, "release/"+tc.src.Context().RepositoryStr()[3:]+":1.0")
 			src := tc.src.Context().Tag("1")
-			pr, err := gate(t, tc.p, k.path).Promote(ctx, src, dst, PromoteOptions{})
+			pr, err := Run(ctx, gate(t, tc.p, k.path), src, dst, Options{})
 			if !errors.Is(err, ErrRefused) {
 				t.Fatalf("Promote: %v, want ErrRefused", err)
 			}
@@ -92,9 +88,9 @@ func TestPromote(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dst := tag(t, tc.reg, "release/app:1.0")
-			g := gate(t, &Policy{Targets: []string{"ltsc2022", "ltsc2025"}}, k.path)
+			g := gate(t, &policy.Policy{Targets: []string{"ltsc2022", "ltsc2025"}}, k.path)
 			tc.reg.ResetStats()
-			pr, err := g.Promote(ctx, srcRef.Context().Tag("1"), dst, PromoteOptions{})
+			pr, err := Run(ctx, g, srcRef.Context().Tag("1"), dst, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +111,7 @@ func TestPromote(t *testing.T) {
 			}
 			// The destination verifies with the key, as verify --key does.
 			again := gate(t, nil, k.path)
-			rep, err := again.Promote(ctx, dst, dst, PromoteOptions{})
+			rep, err := Run(ctx, again, dst, dst, Options{})
 			if err != nil || rep.Pushed || !rep.Report.Passed {
 				t.Fatalf("verifying the destination: %v %+v", err, rep.Report)
 			}
@@ -123,13 +119,13 @@ func TestPromote(t *testing.T) {
 				t.Errorf("referrers at the destination: %v, %v", refs, err)
 			}
 			// Promoting the same digest again is a no-op.
-			if pr, err := g.Promote(ctx, srcRef, dst, PromoteOptions{}); err != nil || pr.Pushed {
+			if pr, err := Run(ctx, g, srcRef, dst, Options{}); err != nil || pr.Pushed {
 				t.Fatalf("second promotion: %v, pushed %v", err, pr.Pushed)
 			}
 			// Another index never replaces the tag.
 			otherIdx := regtest.Must(regtest.Index(regtest.Entry{Image: regtest.Must(regtest.LinuxImage("amd64", regtest.WithSeed(tc.name)))(t)}))(t)
 			o := pushSigned(t, src, "ci/app:2", otherIdx, &k, false)
-			if _, err := g.Promote(ctx, o, dst, PromoteOptions{}); !errors.Is(err, registry.ErrTagExists) {
+			if _, err := Run(ctx, g, o, dst, Options{}); !errors.Is(err, registry.ErrTagExists) {
 				t.Fatalf("promoting another index onto the tag: %v, want ErrTagExists", err)
 			}
 			if got := headDigest(t, dst); got == nil || got.String() != srcRef.DigestStr() {
@@ -151,7 +147,7 @@ func TestPromoteSignatureReadError(t *testing.T) {
 	dst := tag(t, reg, "release/app:1.0")
 	reg.SetMiddleware(regtest.NewFaults(regtest.Fault{Kind: regtest.Fault500, Route: regtest.RouteManifestByTag,
 		Method: http.MethodGet, Suffix: ".sig"}).Middleware)
-	pr, err := gate(t, nil, k.path).Promote(ctx, srcRef, dst, PromoteOptions{})
+	pr, err := Run(ctx, gate(t, nil, k.path), srcRef, dst, Options{})
 	reg.SetMiddleware(nil)
 	if err == nil || errors.Is(err, ErrRefused) || !registry.IsRegistryError(err) {
 		t.Fatalf("Promote: %v, want a registry error, not %v", err, ErrRefused)

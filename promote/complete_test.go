@@ -1,4 +1,4 @@
-package policy
+package promote
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func TestPromoteCompletesExistingTag(t *testing.T) {
 	regtest.MustPush(t, dst, regtest.Must(remote.Index(srcRef))(t)) // crane copy: the index, no signatures
 	g := gate(t, nil, k.path)
 
-	pr, err := g.Promote(ctx, srcRef.Context().Tag("1"), dst, PromoteOptions{})
+	pr, err := Run(ctx, g, srcRef.Context().Tag("1"), dst, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestPromoteCompletesExistingTag(t *testing.T) {
 	if refs, err := ociremote.Referrers(dst.Context().Digest(srcRef.DigestStr()), sign.SignatureArtifactType); err != nil || len(refs.Manifests) != 1 {
 		t.Errorf("referrers at the destination: %v, %v", refs, err)
 	}
-	if pr, err := g.Promote(ctx, srcRef, dst, PromoteOptions{}); err != nil || pr.Pushed || pr.Signatures.Tags+pr.Signatures.Referrers != 0 {
+	if pr, err := Run(ctx, g, srcRef, dst, Options{}); err != nil || pr.Pushed || pr.Signatures.Tags+pr.Signatures.Referrers != 0 {
 		t.Fatalf("second promotion: %v, %+v", err, pr)
 	}
 }

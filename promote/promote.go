@@ -1,4 +1,4 @@
-package policy
+package promote
 
 import (
 	"context"
@@ -8,16 +8,14 @@ import (
 	"log/slog"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/imgctl/imgctl/policy"
 	"github.com/imgctl/imgctl/registry"
-	"github.com/imgctl/imgctl/sign"
 	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
-// Sentinel errors of Promote, checked with errors.Is. A target tag that
+// Sentinel errors of Run, checked with errors.Is. A target tag that
 // points at another manifest is registry.ErrTagExists.
 var (
 	// ErrRefused is returned when the source fails the gate; nothing is
@@ -35,15 +33,15 @@ var (
 	ErrImmutableArtifactTag = errors.New("the destination holds signature and referrer tags immutable")
 )
 
-// PromoteOptions control Promote.
-type PromoteOptions struct {
+// Options control Run.
+type Options struct {
 	// Registry is the run's registry client; nil means registry.New().
 	Registry *registry.Client
 	// Logger receives progress at debug level; nil discards.
 	Logger *slog.Logger
 }
 
-// Promotion is what Promote did.
+// Promotion is what Run did.
 type Promotion struct {
 	// Source is the verified (and copied) manifest, by digest.
 	Source name.Digest
@@ -60,7 +58,7 @@ type Promotion struct {
 	Signatures registry.ArtifactResult
 }
 
-// Promote resolves src to a digest once, checks that digest with the gate,
+// Run resolves src to a digest once, checks that digest with the gate g,
 // and copies exactly it to dst: the manifest and every child by their exact
 // bytes (blobs mounted within a registry, streamed across registries), then
 // the attestation manifests outside the index that its provenance names
@@ -68,14 +66,15 @@ type Promotion struct {
 // signature, attestation and SBOM tags and the referrers (or their
 // fallback tag) of the manifest, of each child (attestation manifests
 // included) and of those predecessors, then, once the gate's signature and
-// attestation requirements pass at dst, the tag. An existing dst tag is never overwritten (registry.ErrTagExists).
+// attestation requirements pass at dst, the tag. An existing dst tag is
+// never overwritten (registry.ErrTagExists).
 // When it already points at the digest (a re-run, or a plain `crane copy`
-// that copied the index but not its signatures), Promote still makes dst
+// that copied the index but not its signatures), Run still makes dst
 // complete, copying the artifacts it lacks and verifying the signatures
 // there, and leaves the tag alone. A source that fails the gate returns
 // its report and ErrRefused, and nothing is written. Signatures that cannot
 // be read, at the source or at dst, are an error, not a refusal.
-func (g *Gate) Promote(ctx context.Context, src name.Reference, dst name.Tag, o PromoteOptions) (*Promotion, error) {
+func Run(ctx context.Context, g *policy.Gate, src name.Reference, dst name.Tag, o Options) (*Promotion, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -110,11 +109,11 @@ func (g *Gate) Promote(ctx context.Context, src name.Reference, dst name.Tag, o 
 	}
 	if st.Same() {
 		log.Debug("target already points at the source: completing its artifacts", "target", dst.String(), "digest", desc.Digest.String())
-		return pr, g.complete(ctx, rc, rc.Copier(dst.Context()), desc, pr, snap, log)
+		return pr, complete(ctx, g, rc, rc.Copier(dst.Context()), desc, pr, snap, log)
 	}
 	idx := registry.RawManifest{Raw: desc.Manifest, Type: desc.MediaType}
 	err = rc.Publish(ctx, dst, idx, func(ctx context.Context, cp *registry.Copier) error {
-		if err := g.complete(ctx, rc, cp, desc, pr, snap, log); err != nil {
+		if err := complete(ctx, g, rc, cp, desc, pr, snap, log); err != nil {
 			return err
 		}
 		if st, err := rc.CheckTag(ctx, pr.Target, desc.Digest, false, ""); err != nil {
@@ -132,76 +131,4 @@ func (g *Gate) Promote(ctx context.Context, src name.Reference, dst name.Tag, o 
 	}
 	pr.Pushed = true
 	return pr, nil
-}
-
-// complete makes the Copier's repository hold everything of the source
-// digest by digest (the manifest and its children, the cosign tags,
-// the referrers) and checks the signatures there; the tag is written after
-// it, by registry.Publish, or not at all when it already pointed at the
-// digest. Within the source's own repository there is nothing to copy and
-// the gate has just checked the signatures there.
-func (g *Gate) complete(ctx context.Context, rc *registry.Client, cp *registry.Copier, desc *remote.Descriptor, pr *Promotion, snap *snapshot.Snapshot, log *slog.Logger) error {
-	dstRepo := cp.Repository()
-	if dstRepo.Name() == pr.Source.Context().Name() {
-		return nil
-	}
-	prev, err := g.previousAttestations(ctx, rc, pr.Source.Context(), snap)
-	if err != nil {
-		return err
-	}
-	if err := cp.Push(ctx, dstRepo.Digest(desc.Digest.String()), desc); err != nil {
-		return fmt.Errorf("copying %s to %s: %w", pr.Source, dstRepo, err)
-	}
-	log.Debug("copied manifest", "digest", desc.Digest.String(), "to", dstRepo.String())
-	digests := []v1.Hash{desc.Digest}
-	for _, e := range snap.Entries {
-		if snap.Index != nil {
-			digests = append(digests, e.Descriptor.Digest)
-		}
-	}
-	// The artifacts to copy, by the repository that holds them: the
-	// source's, and those where rebase names earlier attestations.
-	from := map[string][]v1.Hash{pr.Source.Context().Name(): digests}
-	repos := []name.Repository{pr.Source.Context()}
-	for _, p := range prev {
-		d := p.desc.Digest
-		if err := cp.Push(ctx, dstRepo.Digest(d.String()), p.desc); err != nil {
-			return fmt.Errorf("copying the earlier attestation manifest %s to %s: %w", p.repo.Digest(d.String()), dstRepo, err)
-		}
-		log.Debug("copied earlier attestation manifest", "digest", d.String(), "from", p.repo.String(), "to", dstRepo.String())
-		if _, ok := from[p.repo.Name()]; !ok {
-			repos = append(repos, p.repo)
-		}
-		from[p.repo.Name()] = append(from[p.repo.Name()], d)
-	}
-	for _, r := range repos {
-		if err := g.copyArtifacts(ctx, rc, r, dstRepo, from[r.Name()], pr); err != nil {
-			return err
-		}
-	}
-	fs, err := g.chain(ctx, dstRepo, snap)
-	if err != nil {
-		return err
-	}
-	if len(fs) > 0 {
-		return fmt.Errorf("%w: %s %s: %s", ErrUnverifiedCopy, fs[0].Rule, fs[0].Digest, fs[0].Message)
-	}
-	return nil
-}
-
-// copyArtifacts copies the signatures and referrers of digests from src to
-// dst, adds what it wrote to pr, and names a destination's immutability
-// refusal for what it is.
-func (g *Gate) copyArtifacts(ctx context.Context, rc *registry.Client, src, dstRepo name.Repository, digests []v1.Hash, pr *Promotion) error {
-	cr, err := rc.CopyArtifacts(ctx, src, dstRepo, digests, registry.ArtifactOptions{Merge: sign.Merge(rc)})
-	if cr != nil {
-		pr.Signatures.Tags += cr.Tags
-		pr.Signatures.Referrers += cr.Referrers
-	}
-	var imm *registry.ImmutableTagError
-	if errors.As(err, &imm) {
-		return fmt.Errorf("%w: %s refused to update %s (cosign's sha256-<digest>.sig, .att and .sbom tags and the referrers fallback tag sha256-<digest> change whenever a signature or referrer is added): exempt them from the registry's tag immutability rule: %w",
-			ErrImmutableArtifactTag, dstRepo.RegistryStr(), imm.Tag, err)
-	}
-	return err
 }

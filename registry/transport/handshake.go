@@ -1,4 +1,4 @@
-package registry
+package transport
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	gtransport "github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
 // sessionRT is one registry's authenticated transport, made once.
@@ -28,23 +28,23 @@ type sessionRT struct {
 // call outside the declared scopes still works: go-containerregistry's
 // bearer transport refreshes its token with the scope of a 401 challenge
 // (one more token request).
-func (c *Client) Scope(pull, push []name.Repository) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (s *Session) Scope(pull, push []name.Repository) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	add := func(r name.Repository, action string) {
 		k := r.RegistryStr()
-		if sc := r.Scope(action); !slices.Contains(c.scopes[k], sc) {
-			c.scopes[k] = append(c.scopes[k], sc)
+		if sc := r.Scope(action); !slices.Contains(s.scopes[k], sc) {
+			s.scopes[k] = append(s.scopes[k], sc)
 		}
-		if _, ok := c.auth[k]; !ok {
-			c.auth[k] = r
+		if _, ok := s.auth[k]; !ok {
+			s.auth[k] = r
 		}
 	}
 	for _, r := range push {
-		add(r, transport.PushScope)
+		add(r, gtransport.PushScope)
 	}
 	for _, r := range pull {
-		add(r, transport.PullScope)
+		add(r, gtransport.PullScope)
 	}
 }
 
@@ -53,31 +53,31 @@ func (c *Client) Scope(pull, push []name.Repository) {
 // transport it is given except a *transport.Wrapper, which is what
 // NewWithContext returns: handing that out is what makes it one per
 // registry. It retries and honours Retry-After as RoundTripper does.
-func (c *Client) Transport(ctx context.Context, repo name.Repository) (http.RoundTripper, error) {
+func (s *Session) Transport(ctx context.Context, repo name.Repository) (http.RoundTripper, error) {
 	k := repo.RegistryStr()
-	c.mu.Lock()
-	e, ok := c.rts[k]
+	s.mu.Lock()
+	e, ok := s.rts[k]
 	if !ok {
 		e = &sessionRT{}
-		c.rts[k] = e
+		s.rts[k] = e
 	}
-	who, ok := c.auth[k]
+	who, ok := s.auth[k]
 	if !ok {
 		who = repo
 	}
-	scopes := slices.Clone(c.scopes[k])
-	c.mu.Unlock()
+	scopes := slices.Clone(s.scopes[k])
+	s.mu.Unlock()
 	e.once.Do(func() {
-		auth, err := authn.Resolve(ctx, c.keychain, who)
+		auth, err := authn.Resolve(ctx, s.keychain, who)
 		if err != nil {
 			e.err = fmt.Errorf("resolving credentials for %s: %w", repo, err)
 			return
 		}
 		if len(scopes) == 0 {
-			scopes = []string{repo.Scope(transport.PullScope)}
+			scopes = []string{repo.Scope(gtransport.PullScope)}
 		}
-		base := transport.NewUserAgent(c.RoundTripper(), "imgctl")
-		if e.rt, err = transport.NewWithContext(ctx, repo.Registry, auth, base, scopes); err != nil {
+		base := gtransport.NewUserAgent(s.RoundTripper(), "imgctl")
+		if e.rt, err = gtransport.NewWithContext(ctx, repo.Registry, auth, base, scopes); err != nil {
 			e.err = fmt.Errorf("authenticating to %s: %w", repo.RegistryStr(), err)
 		}
 	})
