@@ -281,14 +281,14 @@ func (m rawManifest) RawManifest() ([]byte, error)        { return m.raw, nil }
 func (m rawManifest) MediaType() (types.MediaType, error) { return m.mt, nil }
 
 // putSkeletonEntry writes a skeleton cache entry at entry on reg, filed
-// under base layer h, holding skeleton (a gzip tar), in the documented
+// under base layer h, holding skel (a gzip tar), in the documented
 // layout: what a writer of the cache could put there.
-func putSkeletonEntry(t *testing.T, reg *disttest.Registry, entry string, h v1.Hash, skeleton []byte) {
+func putSkeletonEntry(t *testing.T, reg *disttest.Registry, entry string, h v1.Hash, skel []byte) {
 	t.Helper()
 	ref := regtest.Must(name.ParseReference(entry, name.Insecure))(t)
-	skel := static.NewLayer(skeleton, types.OCILayer)
+	layer := static.NewLayer(skel, types.OCILayer)
 	cfg := static.NewLayer([]byte("{}"), "application/vnd.oci.empty.v1+json")
-	for _, l := range []v1.Layer{skel, cfg} {
+	for _, l := range []v1.Layer{layer, cfg} {
 		if err := remote.WriteLayer(ref.Context(), l, reg.Remote()...); err != nil {
 			t.Fatal(err)
 		}
@@ -298,7 +298,7 @@ func putSkeletonEntry(t *testing.T, reg *disttest.Registry, entry string, h v1.H
 	}
 	raw := regtest.Must(json.Marshal(map[string]any{
 		"schemaVersion": 2, "mediaType": types.OCIManifestSchema1, "artifactType": skeleton.ArtifactType,
-		"config": desc(cfg), "layers": []any{desc(skel)},
+		"config": desc(cfg), "layers": []any{desc(layer)},
 		"annotations": map[string]string{skeleton.AnnotationLayer: h.String(), skeleton.AnnotationFormat: skeleton.Format},
 	}))(t)
 	if err := remote.Put(ref, rawManifest{raw, types.OCIManifestSchema1}, reg.Remote()...); err != nil {
