@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/moby/buildkit/exporter/containerimage/exptypes"
 
-	"github.com/imgctl/imgctl/build/graft"
+	"github.com/imgctl/imgctl/build/content"
 	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
@@ -50,7 +50,7 @@ func TestBaseAnnotationAttrs(t *testing.T) {
 	}
 }
 
-// TestChildOf: graft.ChildOf, the child of the wanted platform from a base index
+// TestChildOf: content.ChildOf, the child of the wanted platform from a base index
 // (for Windows with an os.version, the same build, revision ignored; the
 // first in index order, attestations skipped), also from a Docker manifest
 // list; no child for an image or for a build the index lacks.
@@ -67,23 +67,23 @@ func TestChildOf(t *testing.T) {
 		{v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.26100.1"}, 2},
 		{windowsAMD64, 2},
 	} {
-		d, ok, err := graft.ChildOf(raw, tc.p)
+		d, ok, err := content.ChildOf(raw, tc.p)
 		if err != nil || !ok || d.Digest != im.Manifests[tc.want].Digest {
 			t.Errorf("%v: got %s %t %v, want %s", tc.p, d.Digest, ok, err, im.Manifests[tc.want].Digest)
 		}
 	}
-	if _, ok, err := graft.ChildOf(raw, v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.17763"}); ok || err != nil {
+	if _, ok, err := content.ChildOf(raw, v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.17763"}); ok || err != nil {
 		t.Errorf("ltsc2019: %t %v, want no child and no error", ok, err)
 	}
 	list := regtest.Must(json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": types.DockerManifestList, "manifests": im.Manifests}))(t)
-	if d, ok, err := graft.ChildOf(list, v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348"}); !ok || err != nil || d.Digest != im.Manifests[3].Digest {
+	if d, ok, err := content.ChildOf(list, v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.20348"}); !ok || err != nil || d.Digest != im.Manifests[3].Digest {
 		t.Errorf("Docker manifest list: %s %t %v", d.Digest, ok, err)
 	}
 	img := regtest.Must(regtest.WindowsBaseImage(regtest.OSVersionLTSC2022))(t)
-	if _, ok, err := graft.ChildOf(regtest.Must(img.RawManifest())(t), windowsAMD64); ok || err != nil {
+	if _, ok, err := content.ChildOf(regtest.Must(img.RawManifest())(t), windowsAMD64); ok || err != nil {
 		t.Errorf("an image: %t %v, want no child and no error", ok, err)
 	}
-	if _, _, err := graft.ChildOf([]byte("{"), windowsAMD64); err == nil {
+	if _, _, err := content.ChildOf([]byte("{"), windowsAMD64); err == nil {
 		t.Error("unreadable manifest: no error")
 	}
 }

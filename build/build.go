@@ -13,8 +13,10 @@ import (
 	"github.com/moby/buildkit/client"
 	"github.com/moby/buildkit/session"
 
+	"github.com/imgctl/imgctl/build/content"
 	"github.com/imgctl/imgctl/build/graft"
 	"github.com/imgctl/imgctl/build/nodes"
+	"github.com/imgctl/imgctl/build/skeleton"
 	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/lint"
@@ -104,20 +106,24 @@ type run struct {
 	o     *Options
 	rc    *registry.Client
 	conns *connections
-	// grafts holds the build's one Copier into the tag's repository (each
-	// base layer is mounted once) and its skeletons.
-	grafts *graft.Run
+	// premounts and grafts share the build's one Copier into the tag's
+	// repository (each base layer is mounted once); grafts holds the
+	// skeletons.
+	premounts *content.Premounter
+	grafts    *graft.Run
 	// dfDir is the directory the solves mount as the Dockerfile's (see
 	// Plan.dockerfileDir).
 	dfDir string
 }
 
 func newRun(p *Plan, o *Options, rc *registry.Client, skelRepo name.Repository, explicit bool) *run {
-	sk := graft.NewSkeletons(o.SkeletonCache)
-	sk.Cache = graft.NewRegistryCache(rc, skelRepo, explicit, o.note)
-	return &run{p: p, o: o, rc: rc, grafts: &graft.Run{
+	sk := skeleton.NewMaker(o.SkeletonCache)
+	sk.Cache = skeleton.NewRegistryCache(rc, skelRepo, explicit, o.note)
+	cp := rc.Copier(o.Tag.Context())
+	pm := &content.Premounter{Registry: rc, Copier: cp, Logger: o.logger(), Note: o.note}
+	return &run{p: p, o: o, rc: rc, premounts: pm, grafts: &graft.Run{
 		Registry:    rc,
-		Copier:      rc.Copier(o.Tag.Context()),
+		Copier:      cp,
 		Skeletons:   sk,
 		Logger:      o.logger(),
 		Note:        o.note,

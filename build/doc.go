@@ -2,9 +2,12 @@
 // variants, assigns them to BuildKit nodes, solves them and publishes one
 // index. The parts that need no driver live below it: package
 // build/variant plans the variants, package build/nodes addresses the
-// daemons and assigns the variants to them, and package build/graft builds
-// Windows variants without their base. One Build's state (the plan, the
-// options, the registry client, the connections, the grafts' Copier and
+// daemons and assigns the variants to them, package build/content
+// pre-mounts each variant's base layers and reads back what its solve
+// pushed, package build/skeleton makes and caches the skeletons of Windows
+// base layers, and package build/graft builds Windows variants without
+// their base. One Build's state (the plan, the options, the registry
+// client, the connections, the pre-mounts' and grafts' Copier and the
 // skeletons) is one struct that its steps share.
 //
 // # Preflight
@@ -108,9 +111,9 @@
 // COPY needs the base's files) even when the base sits in another
 // repository of the same registry: the pulled layer carries no
 // distribution-source label, so containerd's pusher has no repository to
-// mount from (build/graft's premount.go has the code path). Before each
+// mount from (build/content's premount.go has the code path). Before each
 // solve, Build mounts every distributable layer of the variant's resolved
-// final bases from the base's repository into the tag's (graft.Run.Premount
+// final bases from the base's repository into the tag's (content.Premounter
 // through a registry.Copier, one POST per layer, each digest once per
 // build, at most the client's Jobs at a time), reading the base manifest
 // from the daemon, which holds it since it resolved the base. The push
@@ -190,17 +193,17 @@
 // base's config, its layer positions and its directory tree. Each Windows
 // variant is solved FROM a placeholder that has exactly those: the base's
 // config and, per base layer, a skeleton (every tar entry of the layer,
-// each file emptied; graft.Skeletons). BuildKit pulls the skeletons, applies
+// each file emptied; skeleton.Maker). BuildKit pulls the skeletons, applies
 // them as a Windows image, and its own Windows differ writes the stage's
 // layers in the Windows layout from the same tree the real base would give.
 // The result is then grafted onto the base (graft.Graft): base layers in,
 // skeletons out, diff_ids the base's, the provenance rewritten to name the
 // base. The builder downloads no base layer. Skeletons are cached locally
-// and in the registry (graft.RegistryCache: the tag's repository, or
+// and in the registry (skeleton.RegistryCache: the tag's repository, or
 // Options.SkeletonRepository), so a fresh runner reads kilobytes to
 // megabytes instead of the base; a base only the builder reaches (its
 // mirrors) is pulled once through the builder and read from its content
-// store (graft.PullThroughBuilder). The plain path (the builder pulls and
+// store (content.PullThroughBuilder). The plain path (the builder pulls and
 // unpacks the base) is taken with Options.WindowsPlain and, with a note
 // saying why, where a graft could differ from it (plainReason) or when
 // neither imgctl nor the builder can read the base.

@@ -9,6 +9,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/moby/buildkit/client"
 
+	"github.com/imgctl/imgctl/build/content"
 	"github.com/imgctl/imgctl/build/graft"
 	"github.com/imgctl/imgctl/lint"
 )
@@ -20,7 +21,7 @@ func (p *Plan) graftBase(i int, fb lint.FinalBase) (graft.Base, bool) {
 	if !ok || fb.Name == "" {
 		return graft.Base{}, false
 	}
-	return graft.Base{Ref: fb.Name, Name: rb.Name, Digest: rb.Digest, Platform: rb.plat, Target: fb.Platform}, true
+	return graft.Base{Ref: fb.Name, Base: content.Base{Name: rb.Name, Digest: rb.Digest, Platform: rb.plat, Target: fb.Platform}}, true
 }
 
 // windowsBase is the final base of variant i's Windows platform that a
@@ -39,15 +40,15 @@ func (p *Plan) windowsBase(i int) (lint.FinalBase, graft.Base, bool) {
 }
 
 // premount mounts the layers of variant i's resolved final bases into the
-// tag's repository before its solve (graft.Run.Premount).
-func (r *run) premount(ctx context.Context, i int, c *client.Client) []graft.BaseLayers {
-	var bases []graft.Base
+// tag's repository before its solve (content.Premounter.Premount).
+func (r *run) premount(ctx context.Context, i int, c *client.Client) []content.BaseLayers {
+	var bases []content.Base
 	for _, fb := range r.p.Bases[i] {
 		if b, ok := r.p.graftBase(i, fb); ok {
-			bases = append(bases, b)
+			bases = append(bases, b.Base)
 		}
 	}
-	return r.grafts.Premount(ctx, c, bases)
+	return r.premounts.Premount(ctx, c, bases)
 }
 
 // plainReason says why variant i must take BuildKit's plain path, which
@@ -100,7 +101,7 @@ func (r *run) graftOrPlain(ctx context.Context, i int, c *client.Client) (*graft
 	if reason == "" {
 		fb, b, _ := r.p.windowsBase(i)
 		// The placeholder is pruned to the paths the stage writes (see
-		// build/graft/prune.go); unknown writes keep it whole.
+		// skeleton.Prune); unknown writes keep it whole.
 		if w, err := lint.BaseFileWrites(r.p.Dockerfile, r.p.File, r.p.lintOpts[i], fb.Platform, fb.Name); err == nil {
 			b.Writes = w.Paths
 		}

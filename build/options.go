@@ -80,11 +80,11 @@ type Options struct {
 	// layers onto the base (see package build/graft).
 	WindowsPlain bool
 	// SkeletonCache is the directory that caches the directory trees of
-	// Windows base layers for grafts (see graft.Skeletons); empty caches
-	// nothing. The CLI uses graft.SkeletonCacheDir.
+	// Windows base layers for grafts (see skeleton.Maker); empty caches
+	// nothing. The CLI uses skeleton.CacheDir.
 	SkeletonCache string
 	// SkeletonRepository is the repository of the registry skeleton
-	// cache (graft.RegistryCache): a build on any runner reads a base
+	// cache (skeleton.RegistryCache): a build on any runner reads a base
 	// layer's skeleton there instead of the layer, and files the ones it
 	// makes. Empty means the tag's repository. One named here is read only
 	// if this build may write it (the cache's trust rule).

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/imgctl/imgctl/build/graft"
+	"github.com/imgctl/imgctl/build/content"
 	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/platform"
@@ -38,7 +38,7 @@ func (p *Plan) tagsDirectly() bool {
 // into the tag's repository) and their platforms from their configs, so
 // that the registry sees one PUT; or, when BuildKit tagged the result
 // itself (tagsDirectly), as BuildKit wrote it.
-func (r *run) publish(ctx context.Context, exps []*graft.Exported) (*index.Result, error) {
+func (r *run) publish(ctx context.Context, exps []*content.Exported) (*index.Result, error) {
 	p, o, rc := r.p, r.o, r.rc
 	repo := o.Tag.Context()
 	if p.tagsDirectly() {
@@ -78,7 +78,7 @@ func (r *run) publish(ctx context.Context, exps []*graft.Exported) (*index.Resul
 // tagged. It backs the check before the solve (checkRelease), which judged
 // the base the builder resolved: a frontend that ignores the pins
 // (Options.SyntaxImage) or a tag that moved cannot slip another build in.
-func (p *Plan) checkBuilt(i int, ex *graft.Exported) error {
+func (p *Plan) checkBuilt(i int, ex *content.Exported) error {
 	v := p.Variants[i]
 	if v.Release.Build == 0 {
 		return nil

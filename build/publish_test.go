@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"google.golang.org/grpc"
 
-	"github.com/imgctl/imgctl/build/graft"
+	"github.com/imgctl/imgctl/build/content"
 	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/registry"
@@ -69,7 +69,7 @@ func TestPublishKeepsAttestations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var exps []*graft.Exported
+	var exps []*content.Exported
 	var p Plan
 	want := map[v1.Hash]bool{}
 	for i, img := range []v1.Image{lin, win} {
@@ -80,8 +80,8 @@ func TestPublishKeepsAttestations(t *testing.T) {
 			t.Fatal(err)
 		}
 		top := v1.Descriptor{MediaType: types.OCIImageIndex, Digest: d, Size: int64(len(regtest.Must(solved.RawManifest())(t)))}
-		dc := graft.NewDaemonContent(noContent{}, tag.Context(), registry.New())
-		ex, err := graft.ReadExported(ctx, dc, top, true)
+		dc := content.NewDaemon(noContent{}, tag.Context(), registry.New())
+		ex, err := content.ReadExported(ctx, dc, top, true)
 		if err != nil {
 			t.Fatal(err)
 		}

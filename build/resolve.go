@@ -17,7 +17,7 @@ import (
 	digest "github.com/opencontainers/go-digest"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/imgctl/imgctl/build/graft"
+	"github.com/imgctl/imgctl/build/content"
 	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
@@ -272,7 +272,7 @@ func (r *baseResolver) resolveChild(ctx context.Context, q baseQuery, rb *Resolv
 	}
 	want := q.plat
 	want.OSVersion = fmt.Sprintf("10.0.%d", q.release)
-	child, ok, err := graft.ChildOf(raw, want)
+	child, ok, err := content.ChildOf(raw, want)
 	if err != nil || !ok {
 		return err
 	}
@@ -292,7 +292,7 @@ func (r *baseResolver) resolveChild(ctx context.Context, q baseQuery, rb *Resolv
 // daemon's content store, where the builder's resolver put it (read by
 // digest and checked), else from the registry directly, with a note.
 func (r *baseResolver) readIndex(ctx context.Context, q baseQuery, rb *ResolvedBase) ([]byte, error) {
-	if raw, err := graft.ReadContent(ctx, r.daemon.ContentClient(), rb.top, 0); err == nil {
+	if raw, err := content.ReadBlob(ctx, r.daemon.ContentClient(), rb.top, 0); err == nil {
 		return raw, nil
 	}
 	r.note(fmt.Sprintf("reading base %s@%s from its registry directly, not through the builder: for %s the builder takes an image of os.version %q from it, and to look for one of build %d imgctl needs the index, which the builder does not hold",

@@ -18,6 +18,7 @@ import (
 	"github.com/tonistiigi/fsutil"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/imgctl/imgctl/build/content"
 	"github.com/imgctl/imgctl/build/graft"
 	"github.com/imgctl/imgctl/build/variant"
 	"github.com/imgctl/imgctl/platform"
@@ -33,12 +34,12 @@ const (
 // solveAll runs one Solve per variant concurrently, each on its daemon
 // after pre-mounting its bases' layers into the tag's repository
 // (premount), and returns what each pushed (read back from its daemon, see
-// graft.DaemonContent), in variant order. It fans the
+// content.Daemon), in variant order. It fans the
 // status of every solve into o.Status; with several daemons, each one's
 // vertices carry its label (see relabel).
-func (r *run) solveAll(ctx context.Context) ([]*graft.Exported, error) {
+func (r *run) solveAll(ctx context.Context) ([]*content.Exported, error) {
 	p, o, conns := r.p, r.o, r.conns
-	out := make([]*graft.Exported, len(p.Variants))
+	out := make([]*content.Exported, len(p.Variants))
 	repo := o.Tag.Context()
 	g, gctx := errgroup.WithContext(ctx)
 	var fwd sync.WaitGroup
@@ -66,7 +67,7 @@ func (r *run) solveAll(ctx context.Context) ([]*graft.Exported, error) {
 				gr.Pins(opt.FrontendAttrs)
 			}
 			o.logger().Info("solving", "variant", v.Name, "platforms", formatPlatforms(v.Platforms), "builder", a.Builder.Addr)
-			src := graft.NewDaemonContent(c.ContentClient(), repo, r.rc)
+			src := content.NewDaemon(c.ContentClient(), repo, r.rc)
 			ex, err := p.solveOne(gctx, c, opt, ch, src)
 			if gr != nil {
 				if err == nil {
@@ -85,7 +86,7 @@ func (r *run) solveAll(ctx context.Context) ([]*graft.Exported, error) {
 				return fmt.Errorf("building %s: %w", v.Name, err)
 			}
 			out[i] = ex
-			r.grafts.CheckBaseLayers(v.Name, out[i], bases)
+			r.premounts.CheckBaseLayers(v.Name, out[i], bases)
 			return nil
 		})
 	}
@@ -95,16 +96,16 @@ func (r *run) solveAll(ctx context.Context) ([]*graft.Exported, error) {
 }
 
 // solveOne runs one solve with its status on ch and reads what it pushed.
-func (p *Plan) solveOne(ctx context.Context, c *client.Client, opt client.SolveOpt, ch chan *client.SolveStatus, src graft.BlobSource) (*graft.Exported, error) {
+func (p *Plan) solveOne(ctx context.Context, c *client.Client, opt client.SolveOpt, ch chan *client.SolveStatus, src content.BlobSource) (*content.Exported, error) {
 	resp, err := c.Solve(ctx, nil, opt, ch)
 	if err != nil {
 		return nil, err
 	}
-	top, err := graft.TopDescriptor(resp.ExporterResponse)
+	top, err := content.TopDescriptor(resp.ExporterResponse)
 	if err != nil {
 		return nil, err
 	}
-	return graft.ReadExported(ctx, src, top, !p.tagsDirectly())
+	return content.ReadExported(ctx, src, top, !p.tagsDirectly())
 }
 
 // solveOpt is the SolveOpt of variant i.

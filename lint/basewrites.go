@@ -13,7 +13,7 @@ import (
 // building for one platform: each COPY and ADD destination and each
 // WORKDIR, as the frontend resolves them against the stage's working
 // directory. A graft needs the base's directory tree only along these
-// paths (build/graft prunes its placeholder to them). Known is false, and
+// paths (build/skeleton prunes a graft's placeholder to them). Known is false, and
 // Reason says why, when a path cannot be known from the Dockerfile alone.
 type BaseWrites struct {
 	// Known reports whether every written path is known.

@@ -1,25 +1,22 @@
 // Package graft builds a Windows variant without downloading its base:
 // the variant is solved FROM a placeholder made of the base's config and
-// the skeletons of its layers (Skeletons), and the stage's layers are then
-// grafted onto the real base (Graft). It also pre-mounts the base layers of
-// every variant into the tag's repository (Run.Premount) and reads what a
-// solve pushed from the daemon's content store (ReadExported). Package
-// build decides which variants are grafted and drives the solves.
+// the skeletons of its layers (package skeleton), and the stage's layers
+// are then grafted onto the real base (Graft). What every variant's solve
+// needs, the pre-mount of its base layers and the read-back of what it
+// pushed, is package content's. Package build decides which variants are
+// grafted and drives the solves.
 package graft
 
 import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
-	"slices"
 	"strings"
 	"sync"
 
@@ -34,6 +31,8 @@ import (
 	"github.com/moby/buildkit/util/purl"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/imgctl/imgctl/build/content"
+	"github.com/imgctl/imgctl/build/skeleton"
 	"github.com/imgctl/imgctl/index"
 	"github.com/imgctl/imgctl/internal/rawmanifest"
 	"github.com/imgctl/imgctl/platform"
@@ -45,7 +44,7 @@ import (
 // without RUN depends on its base only through the base's config, its
 // layer positions and its directory tree. So the variant is solved FROM a
 // placeholder instead of the base: an image with the base's config whose
-// layers are the skeletons of the base's layers (skeleton.go), pushed by
+// layers are the skeletons of the base's layers (package skeleton), pushed by
 // digest into the tag's repository and put in place of the base by the
 // same named-context pins that pin the base (package build's pins.go; see
 // Pins). BuildKit pulls the skeletons (kilobytes), applies them as a
@@ -54,7 +53,7 @@ import (
 // own layers in the Windows layout with its own Windows differ, as on the
 // real base. Then imgctl grafts those layers onto the real base: the
 // manifest lists the base's layers (mounted into the tag's repository
-// before the solve, see Run.Premount, or streamed across registries by the
+// before the solve, see content.Premounter, or streamed across registries by the
 // merge) and then the stage's; the config's diff_ids list the base's;
 // history, env, user, workdir and os.version are the solve's, which
 // BuildKit derived from the base's config. The builder never fetches a base
@@ -87,38 +86,29 @@ var ErrGraft = errors.New("grafting the Windows layers onto the base")
 // Base is a final base of a variant, as the builder resolved it and the
 // solve pins it.
 type Base struct {
+	// Base is the resolved base: name, digest and platforms.
+	content.Base
 	// Ref is the base's reference as the Dockerfile names it, after ARG
 	// expansion (mcr.microsoft.com/windows/nanoserver:ltsc2022): the
 	// Dockerfile frontend's named contexts are keyed by it.
 	Ref string
-	// Name is the fully qualified reference, e.g.
-	// index.docker.io/library/alpine:3.
-	Name string
-	// Digest is what the base is pinned to: an index, or an image.
-	Digest v1.Hash
-	// Platform is the platform the Dockerfile frontend resolves the base
-	// for; for a Windows stage on the target platform, with the base's
-	// full os.version.
-	Platform v1.Platform
-	// Target is the variant's target platform the base is for.
-	Target v1.Platform
 	// Writes returns the paths the stages on the base write, given the
 	// base's working directory (lint.BaseWrites.Paths), to prune the
 	// placeholder to; nil, or false, keeps it whole.
 	Writes func(baseWorkdir string) ([]string, bool)
 }
 
-// Run is what the grafts and pre-mounts of one build share.
+// Run is what the grafts of one build share.
 type Run struct {
 	// Registry reads what a daemon does not hold (a base's manifest or
 	// config, the layers skeletons are made of).
 	Registry *registry.Client
-	// Copier writes into the tag's repository: placeholders, pre-mounted
-	// base layers and base layers streamed across registries, each layer
-	// once per build.
+	// Copier writes into the tag's repository: placeholders and base
+	// layers streamed across registries, each layer once per build (the
+	// pre-mount's Copier, which mounted the base layers).
 	Copier *registry.Copier
 	// Skeletons makes and caches the skeletons of base layers.
-	Skeletons *Skeletons
+	Skeletons *skeleton.Maker
 	// Logger receives log lines; nil discards.
 	Logger *slog.Logger
 	// Note receives notes for the user; nil discards. It may be called
@@ -152,17 +142,6 @@ func (g *Graft) NamesPlaceholder(err error) bool {
 	return g.placeholder.DigestStr() != "" && strings.Contains(err.Error(), g.placeholder.DigestStr())
 }
 
-// mountedLayers are the layers of base that the pre-mount put into the
-// tag's repository.
-func mountedLayers(bls []BaseLayers, base Base) map[v1.Hash]bool {
-	for _, bl := range bls {
-		if bl.base.Digest == base.Digest && bl.base.Name == base.Name {
-			return bl.mounted
-		}
-	}
-	return nil
-}
-
 // Prepare reads the Windows base b of variant (manifest and config,
 // through the builder c, as the resolution did), makes the skeletons of its
 // layers and pushes the placeholder into the tag's repository. reason is
@@ -185,7 +164,7 @@ func (r *Run) Prepare(ctx context.Context, variant string, c *client.Client, b B
 		return nil, "", err
 	}
 	r.logger().Info("grafting", "variant", variant, "base", g.base.Name, "placeholder", g.placeholder.DigestStr(),
-		"layers", len(g.layers), "skeleton-bytes-read", r.Skeletons.bytesRead())
+		"layers", len(g.layers), "skeleton-bytes-read", r.Skeletons.BytesRead())
 	return g, "", nil
 }
 
@@ -206,20 +185,9 @@ func (r *Run) readBase(ctx context.Context, c *client.Client, b Base) (*Graft, e
 		return nil, err
 	}
 	g := &Graft{base: b, baseRepo: ref.Context()}
-	raw, err := readBaseManifest(ctx, c, rc, g.baseRepo, b.Digest)
+	raw, err := content.ImageManifest(ctx, c, rc, g.baseRepo, b.Base)
 	if err != nil {
 		return nil, err
-	}
-	child := b.Digest
-	if idx, err := IsIndex(raw); err != nil {
-		return nil, err
-	} else if idx {
-		if child, err = matchChild(raw, b.Platform); err != nil {
-			return nil, err
-		}
-		if raw, err = readBaseManifest(ctx, c, rc, g.baseRepo, child); err != nil {
-			return nil, err
-		}
 	}
 	m, err := v1.ParseManifest(bytes.NewReader(raw))
 	if err != nil {
@@ -252,7 +220,7 @@ func (r *Run) readBase(ctx context.Context, c *client.Client, b Base) (*Graft, e
 	if b.Writes != nil {
 		var ok bool
 		if paths, ok = b.Writes(cf.Config.WorkingDir); ok {
-			key = pruneKey(m.Layers, paths)
+			key = skeleton.PruneKey(m.Layers, paths)
 		}
 	}
 	// A placeholder made before for these layers and writes, here or on
@@ -325,7 +293,7 @@ func (g *Graft) setPlaceholder(skels []v1.Layer) error {
 }
 
 // prunedPlaceholder is the placeholder's layers pruned with key, each made
-// before (Skeletons.pruned), with the base's layers in the tag's
+// before (skeleton.Maker.Pruned), with the base's layers in the tag's
 // repository: mounted by the pre-mount within a registry, present or
 // copied there across registries. false sends the caller the long way:
 // a layer without a pruned entry, or one the tag's repository lacks and
@@ -335,7 +303,7 @@ func (r *Run) prunedPlaceholder(ctx context.Context, g *Graft, key string) ([]v1
 	skels := make([]v1.Layer, len(g.layers))
 	for j, l := range g.layers {
 		var ok bool
-		if skels[j], ok = r.Skeletons.pruned(ctx, l.Digest, key); !ok {
+		if skels[j], ok = r.Skeletons.Pruned(ctx, l.Digest, key); !ok {
 			return nil, false
 		}
 	}
@@ -357,23 +325,6 @@ func (r *Run) prunedPlaceholder(ctx context.Context, g *Graft, key string) ([]v1
 	return skels, true
 }
 
-// pruneKey names the placeholder pruned to paths for a base of layers: a
-// digest of the skeleton format, the layers (a hard link may name a file
-// of a lower layer) and the paths, cut to 16 hex digits.
-func pruneKey(layers []v1.Descriptor, paths []string) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "imgctl prune v1\nformat %s\n", SkeletonFormat)
-	for _, l := range layers {
-		fmt.Fprintf(h, "layer %s\n", l.Digest)
-	}
-	ps := slices.Clone(paths)
-	slices.Sort(ps)
-	for _, p := range slices.Compact(ps) {
-		fmt.Fprintf(h, "path %q\n", p)
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
 // fromRegistry is the skeleton of base layer l, made by imgctl itself: a
 // skeleton made before (the local cache, the registry cache), else one
 // made by reading the layer from the base's repository. A base in another
@@ -384,10 +335,10 @@ func pruneKey(layers []v1.Descriptor, paths []string) string {
 func (r *Run) fromRegistry(ctx context.Context, g *Graft, l v1.Descriptor) (s v1.Layer, copied bool, err error) {
 	rc, cp, sk := r.Registry, r.Copier, r.Skeletons
 	if g.baseRepo.RegistryStr() == cp.Repository().RegistryStr() {
-		s, err = sk.layer(ctx, rc, g.baseRepo, l)
+		s, err = sk.Layer(ctx, rc, g.baseRepo, l)
 		return s, false, err
 	}
-	s, copied, err = sk.copyLayer(ctx, rc, cp, g.baseRepo, l)
+	s, copied, err = sk.CopyLayer(ctx, rc, cp, g.baseRepo, l)
 	if err == nil && !copied {
 		if copied, err = cp.Has(ctx, l.Digest); err == nil && !copied {
 			err = cp.RemoteBlob(ctx, l.Digest, l.MediaType, g.baseRepo)
@@ -400,7 +351,7 @@ func (r *Run) fromRegistry(ctx context.Context, g *Graft, l v1.Descriptor) (s v1
 // throughBuilder makes the skeletons of the base layers imgctl could not
 // read (pending, indexes into g.layers) from the builder: the builder
 // pulls the base through its own registry configuration (its mirrors, see
-// PullThroughBuilder), and each layer streams once from its content store
+// content.PullThroughBuilder), and each layer streams once from its content store
 // into the tag's repository, unless that holds it, and into the layer's
 // skeleton, unless one is known. The skeletons are then cached, locally
 // and in the registry, so the next build on any runner reads neither.
@@ -420,18 +371,18 @@ func (r *Run) throughBuilder(ctx context.Context, c *client.Client, g *Graft, pe
 	}
 	ref := g.baseRepo.Name() + "@" + g.base.Digest.String()
 	var read int64
-	err = PullThroughBuilder(ctx, c, att, ref, g.base.Platform, status, func(ctx context.Context, content contentapi.ContentClient) error {
+	err = content.PullThroughBuilder(ctx, c, att, ref, g.base.Platform, status, func(ctx context.Context, cs contentapi.ContentClient) error {
 		for _, j := range pending {
 			l := g.layers[j]
 			present, err := r.Copier.Has(ctx, l.Digest)
 			if err != nil {
 				return err
 			}
-			base, err := DaemonLayer(ctx, content, l)
+			base, err := content.DaemonLayer(ctx, cs, l)
 			if err != nil {
 				return err
 			}
-			if skels[j], err = r.Skeletons.fromBuilder(ctx, base, r.Copier, g.baseRepo, l, present); err != nil {
+			if skels[j], err = r.Skeletons.FromBuilder(ctx, base, r.Copier, g.baseRepo, l, present); err != nil {
 				return fmt.Errorf("base layer %s from the builder: %w", l.Digest, err)
 			}
 			g.copied[l.Digest] = true
@@ -448,7 +399,7 @@ func (r *Run) throughBuilder(ctx context.Context, c *client.Client, g *Graft, pe
 }
 
 // prune returns the placeholder's layers for skeletons: each pruned to
-// the tree along paths (see prune.go) and kept under key for the next
+// the tree along paths (skeleton.Prune) and kept under key for the next
 // build, or the skeletons whole when a kept path is a symbolic link.
 func (r *Run) prune(ctx context.Context, g *Graft, skels []v1.Layer, paths []string, key string) ([]v1.Layer, error) {
 	raw := make([][]byte, len(skels))
@@ -463,7 +414,7 @@ func (r *Run) prune(ctx context.Context, g *Graft, skels []v1.Layer, paths []str
 			return nil, err
 		}
 	}
-	pruned, ok, err := pruneSkeletons(raw, paths)
+	pruned, ok, err := skeleton.Prune(raw, paths)
 	if err != nil {
 		return nil, fmt.Errorf("pruning the placeholder: %w", err)
 	}
@@ -474,7 +425,7 @@ func (r *Run) prune(ctx context.Context, g *Graft, skels []v1.Layer, paths []str
 	out := make([]v1.Layer, len(pruned))
 	var before, after int
 	for j, b := range pruned {
-		if out[j], err = r.Skeletons.keepPruned(ctx, g.layers[j].Digest, key, b); err != nil {
+		if out[j], err = r.Skeletons.KeepPruned(ctx, g.layers[j].Digest, key, b); err != nil {
 			return nil, err
 		}
 		before, after = before+len(raw[j]), after+len(b)
@@ -526,7 +477,7 @@ func (g *Graft) pushPlaceholder(ctx context.Context, cp *registry.Copier) error 
 // readBaseBlob reads a base's blob (its config) from the builder's content
 // store, which holds what the resolution read, or from the registry.
 func readBaseBlob(ctx context.Context, c *client.Client, rc *registry.Client, repo name.Repository, h v1.Hash) ([]byte, error) {
-	if raw, err := ReadContent(ctx, c.ContentClient(), h, 0); err == nil {
+	if raw, err := content.ReadBlob(ctx, c.ContentClient(), h, 0); err == nil {
 		return raw, nil
 	}
 	return rc.SmallBlob(ctx, repo.Digest(h.String()))
@@ -553,8 +504,8 @@ func (g *Graft) Pins(attrs map[string]string) {
 // repo, where the pre-mount, bls, or the graft put them). The image
 // BuildKit pushed stays in the tag's repository, untagged; ex then
 // describes the grafted image.
-func (g *Graft) Apply(ctx context.Context, src BlobSource, ex *Exported, repo name.Repository, bls []BaseLayers) ([]index.Prepared, error) {
-	mounted := mountedLayers(bls, g.base)
+func (g *Graft) Apply(ctx context.Context, src content.BlobSource, ex *content.Exported, repo name.Repository, bls []content.BaseLayers) ([]index.Prepared, error) {
+	mounted := content.Mounted(bls, g.base.Base)
 	if len(ex.Images) != 1 {
 		return nil, fmt.Errorf("%w: the solve pushed %d images, want 1", ErrGraft, len(ex.Images))
 	}
@@ -635,7 +586,7 @@ func (g *Graft) Apply(ctx context.Context, src BlobSource, ex *Exported, repo na
 	if err != nil {
 		return nil, err
 	}
-	ex.Images[0] = ExportedImage{Descriptor: desc, Config: cf, Layers: nm.Layers}
+	ex.Images[0] = content.ExportedImage{Descriptor: desc, Config: cf, Layers: nm.Layers}
 	ex.Top, ex.Raw = desc, newM
 	return out, nil
 }
@@ -643,7 +594,7 @@ func (g *Graft) Apply(ctx context.Context, src BlobSource, ex *Exported, repo na
 // attestation rewrites attestation manifest a of image old for image img:
 // each in-toto statement's subject and the placeholder named in its
 // predicate (see rewriteStatement), and the manifest's reference to the image.
-func (g *Graft) attestation(ctx context.Context, src BlobSource, a v1.Descriptor, old, img v1.Hash, imgSize int64, repo name.Repository) (index.Prepared, error) {
+func (g *Graft) attestation(ctx context.Context, src content.BlobSource, a v1.Descriptor, old, img v1.Hash, imgSize int64, repo name.Repository) (index.Prepared, error) {
 	raw, err := src.Read(ctx, a, true)
 	if err != nil {
 		return index.Prepared{}, err

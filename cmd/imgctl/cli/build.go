@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/imgctl/imgctl/build"
-	"github.com/imgctl/imgctl/build/graft"
 	"github.com/imgctl/imgctl/build/nodes"
+	"github.com/imgctl/imgctl/build/skeleton"
 	"github.com/imgctl/imgctl/lint"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/registry"
@@ -194,7 +194,7 @@ func (o *buildOptions) runOptions(cmd *cobra.Command, ro *rootOptions, rc *regis
 	default:
 		return fmt.Errorf("%w: --progress %q: want auto, plain, tty, quiet or rawjson", ErrUsage, o.progress)
 	}
-	bo.Registry, bo.SkeletonCache = rc, graft.SkeletonCacheDir()
+	bo.Registry, bo.SkeletonCache = rc, skeleton.CacheDir()
 	if err := o.selectBuilder(cmd.Context(), bo, cmd.ErrOrStderr()); err != nil {
 		return err
 	}

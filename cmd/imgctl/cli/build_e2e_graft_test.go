@@ -19,7 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/imgctl/imgctl/build/graft"
+	"github.com/imgctl/imgctl/build/skeleton"
 	"github.com/imgctl/imgctl/internal/testing/buildtest"
 	"github.com/imgctl/imgctl/internal/testing/disttest"
 	"github.com/imgctl/imgctl/internal/testing/regtest"
@@ -182,7 +182,7 @@ func TestBuildGraftAcrossRegistries(t *testing.T) {
 		return buildtest.New(t, buildtest.Options{InsecureRegistries: []string{src.Host(), dst.Host()}}).Addr
 	}
 	baseGets := func() int { return gets.builder[layer.Digest.String()] + gets.imgctl[layer.Digest.String()] }
-	entry := dst.Host() + "/app/cross:" + graft.SkeletonTag(layer.Digest)
+	entry := dst.Host() + "/app/cross:" + skeleton.Tag(layer.Digest)
 	t.Run("a fresh runner reads the skeleton from the registry, not the base", func(t *testing.T) {
 		stderr := buildOn(runner(t), dst.Host()+"/app/cross:3")
 		if n := baseGets(); n != 0 {
@@ -201,7 +201,7 @@ func TestBuildGraftAcrossRegistries(t *testing.T) {
 		tags := regtest.Must(remote.List(repo, dst.Remote()...))(t)
 		var poisoned int
 		for _, tg := range tags {
-			if strings.HasPrefix(tg, graft.SkeletonTag(layer.Digest)) {
+			if strings.HasPrefix(tg, skeleton.Tag(layer.Digest)) {
 				putSkeletonEntry(t, dst, repo.Tag(tg).String(), layer.Digest, poison)
 				poisoned++
 			}
@@ -231,7 +231,7 @@ func TestBuildGraftAcrossRegistries(t *testing.T) {
 		t.Cleanup(other.Close)
 		cacheRepo := other.Host() + "/team/skeletons"
 		// The entry is there and valid, so only the trust rule keeps it out.
-		copyEntry(t, dst, entry, other, cacheRepo+":"+graft.SkeletonTag(layer.Digest))
+		copyEntry(t, dst, entry, other, cacheRepo+":"+skeleton.Tag(layer.Digest))
 		stderr := buildOn(runner(t), dst.Host()+"/app/cross:5", "--skeleton-cache", cacheRepo)
 		if !strings.Contains(stderr, "skeleton cache "+cacheRepo+": this build may not write it") {
 			t.Errorf("no note of the cache refused:\n%s", tail(stderr, 30))
@@ -246,7 +246,7 @@ func TestBuildGraftAcrossRegistries(t *testing.T) {
 		if n := gets.imgctl[layer.Digest.String()]; n != 1 {
 			t.Errorf("imgctl read the base layer %d times, want once: the named cache was empty", n)
 		}
-		if skeletonEntryLayer(t, dst, cacheRepo+":"+graft.SkeletonTag(layer.Digest)) == "" {
+		if skeletonEntryLayer(t, dst, cacheRepo+":"+skeleton.Tag(layer.Digest)) == "" {
 			t.Fatal("no entry filed in the named cache")
 		}
 		buildOn(runner(t), dst.Host()+"/app/cross:7", "--skeleton-cache", cacheRepo)
@@ -281,14 +281,14 @@ func (m rawManifest) RawManifest() ([]byte, error)        { return m.raw, nil }
 func (m rawManifest) MediaType() (types.MediaType, error) { return m.mt, nil }
 
 // putSkeletonEntry writes a skeleton cache entry at entry on reg, filed
-// under base layer h, holding skeleton (a gzip tar), in the documented
+// under base layer h, holding skel (a gzip tar), in the documented
 // layout: what a writer of the cache could put there.
-func putSkeletonEntry(t *testing.T, reg *disttest.Registry, entry string, h v1.Hash, skeleton []byte) {
+func putSkeletonEntry(t *testing.T, reg *disttest.Registry, entry string, h v1.Hash, skel []byte) {
 	t.Helper()
 	ref := regtest.Must(name.ParseReference(entry, name.Insecure))(t)
-	skel := static.NewLayer(skeleton, types.OCILayer)
+	layer := static.NewLayer(skel, types.OCILayer)
 	cfg := static.NewLayer([]byte("{}"), "application/vnd.oci.empty.v1+json")
-	for _, l := range []v1.Layer{skel, cfg} {
+	for _, l := range []v1.Layer{layer, cfg} {
 		if err := remote.WriteLayer(ref.Context(), l, reg.Remote()...); err != nil {
 			t.Fatal(err)
 		}
@@ -297,9 +297,9 @@ func putSkeletonEntry(t *testing.T, reg *disttest.Registry, entry string, h v1.H
 		return map[string]any{"mediaType": regtest.Must(l.MediaType())(t), "digest": regtest.Must(l.Digest())(t).String(), "size": regtest.Must(l.Size())(t)}
 	}
 	raw := regtest.Must(json.Marshal(map[string]any{
-		"schemaVersion": 2, "mediaType": types.OCIManifestSchema1, "artifactType": graft.SkeletonArtifactType,
-		"config": desc(cfg), "layers": []any{desc(skel)},
-		"annotations": map[string]string{graft.AnnotationSkeletonLayer: h.String(), graft.AnnotationSkeletonFormat: graft.SkeletonFormat},
+		"schemaVersion": 2, "mediaType": types.OCIManifestSchema1, "artifactType": skeleton.ArtifactType,
+		"config": desc(cfg), "layers": []any{desc(layer)},
+		"annotations": map[string]string{skeleton.AnnotationLayer: h.String(), skeleton.AnnotationFormat: skeleton.Format},
 	}))(t)
 	if err := remote.Put(ref, rawManifest{raw, types.OCIManifestSchema1}, reg.Remote()...); err != nil {
 		t.Fatal(err)

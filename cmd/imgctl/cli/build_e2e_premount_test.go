@@ -24,7 +24,7 @@ import (
 
 // premountDockerfile builds the Windows stage with a plain COPY, the path
 // on which BuildKit pulls the base and then pushes its layers again (see
-// build/graft/premount.go).
+// build/content/premount.go).
 const premountDockerfile = `ARG LINUX_BASE=gcr.io/distroless/static-debian12:nonroot
 ARG WINDOWS_BASE=mcr.microsoft.com/windows/nanoserver:ltsc2025
 FROM ${LINUX_BASE} AS final-linux
@@ -207,7 +207,7 @@ func TestBuildPremountDist(t *testing.T) {
 			}
 		}
 	})
-	// The cause (build/graft/premount.go): BuildKit pulled the Windows base
+	// The cause (build/content/premount.go): BuildKit pulled the Windows base
 	// layer for the COPY and kept no distribution-source label naming the
 	// base's repository on it, so its push had nothing to mount from.
 	t.Run("BuildKit kept no source for the pulled base layer", func(t *testing.T) {

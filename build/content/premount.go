@@ -1,10 +1,11 @@
-package graft
+package content
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 
@@ -72,13 +73,67 @@ import (
 // holds (pusher.go:125-163, the HEAD before the POST), so imgctl mounts the base
 // layers into the target repository before the solve, one POST each.
 
+// Base is a resolved final base of a variant, as the solve takes it.
+type Base struct {
+	// Name is the fully qualified reference, e.g.
+	// index.docker.io/library/alpine:3.
+	Name string
+	// Digest is what the base is pinned to: an index, or an image.
+	Digest v1.Hash
+	// Platform is the platform the Dockerfile frontend resolves the base
+	// for; for a Windows stage on the target platform, with the base's
+	// full os.version.
+	Platform v1.Platform
+	// Target is the variant's target platform the base is for.
+	Target v1.Platform
+}
+
+// Premounter pre-mounts the base layers of a build's variants into the
+// tag's repository and checks, after each solve, that the pre-mount saved
+// the uploads (see the comment above).
+type Premounter struct {
+	// Registry reads a base's manifest that the daemon does not hold.
+	Registry *registry.Client
+	// Copier mounts into the tag's repository, each layer once per build.
+	Copier *registry.Copier
+	// Logger receives log lines; nil discards.
+	Logger *slog.Logger
+	// Note receives notes for the user; nil discards. It may be called
+	// from several goroutines at once.
+	Note func(msg string)
+}
+
+func (p *Premounter) logger() *slog.Logger {
+	if p.Logger == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return p.Logger
+}
+
+func (p *Premounter) note(msg string) {
+	if p.Note != nil {
+		p.Note(msg)
+	}
+}
+
 // BaseLayers are the layers of one resolved final base of a variant, as
-// Run.Premount read them.
+// Premounter.Premount read them.
 type BaseLayers struct {
 	base   Base
 	layers []v1.Descriptor
 	// mounted are the layers the pre-mount put into the tag's repository.
 	mounted map[v1.Hash]bool
+}
+
+// Mounted are the layers of base b that the pre-mount put into the tag's
+// repository, from bls; nil when it did not read b.
+func Mounted(bls []BaseLayers, b Base) map[v1.Hash]bool {
+	for _, bl := range bls {
+		if bl.base.Digest == b.Digest && bl.base.Name == b.Name {
+			return bl.mounted
+		}
+	}
+	return nil
 }
 
 // Premount mounts, before a variant is solved, every distributable layer
@@ -91,9 +146,9 @@ type BaseLayers struct {
 // opened), are logged at debug and left to BuildKit. The mounts run at
 // most Copier-Jobs at a time, each digest once per build. bases are the
 // variant's resolved final bases. It returns what it read, for
-// CheckBaseLayers and Graft.Apply.
-func (r *Run) Premount(ctx context.Context, c *client.Client, bases []Base) []BaseLayers {
-	log, rc, cp := r.logger(), r.Registry, r.Copier
+// CheckBaseLayers and the graft (Mounted).
+func (p *Premounter) Premount(ctx context.Context, c *client.Client, bases []Base) []BaseLayers {
+	log, rc, cp := p.logger(), p.Registry, p.Copier
 	var out []BaseLayers
 	var g errgroup.Group
 	var mu sync.Mutex
@@ -134,22 +189,9 @@ func (r *Run) Premount(ctx context.Context, c *client.Client, bases []Base) []Ba
 // or, when that is an index, the child that BuildKit's platform match
 // takes for rb.Platform.
 func readBaseLayers(ctx context.Context, c *client.Client, rc *registry.Client, repo name.Repository, rb Base) ([]v1.Descriptor, error) {
-	raw, err := readBaseManifest(ctx, c, rc, repo, rb.Digest)
+	raw, err := ImageManifest(ctx, c, rc, repo, rb)
 	if err != nil {
 		return nil, err
-	}
-	idx, err := IsIndex(raw)
-	if err != nil {
-		return nil, err
-	}
-	if idx {
-		child, err := matchChild(raw, rb.Platform)
-		if err != nil {
-			return nil, err
-		}
-		if raw, err = readBaseManifest(ctx, c, rc, repo, child); err != nil {
-			return nil, err
-		}
 	}
 	var m v1.Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -158,10 +200,30 @@ func readBaseLayers(ctx context.Context, c *client.Client, rc *registry.Client, 
 	return m.Layers, nil
 }
 
-// readBaseManifest reads manifest h of repo from the daemon's content
+// ImageManifest reads the image manifest of rb, of repository repo, as
+// the solve takes it: rb.Digest, or, when that is an index, the child
+// that BuildKit's platform match takes for rb.Platform. Each manifest is
+// read from the daemon c, else from the registry (BaseManifest).
+func ImageManifest(ctx context.Context, c *client.Client, rc *registry.Client, repo name.Repository, rb Base) ([]byte, error) {
+	raw, err := BaseManifest(ctx, c, rc, repo, rb.Digest)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := IsIndex(raw)
+	if err != nil || !idx {
+		return raw, err
+	}
+	child, err := matchChild(raw, rb.Platform)
+	if err != nil {
+		return nil, err
+	}
+	return BaseManifest(ctx, c, rc, repo, child)
+}
+
+// BaseManifest reads manifest h of repo from the daemon's content
 // store (where resolving the base put it), else from the registry.
-func readBaseManifest(ctx context.Context, c *client.Client, rc *registry.Client, repo name.Repository, h v1.Hash) ([]byte, error) {
-	if raw, err := ReadContent(ctx, c.ContentClient(), h, 0); err == nil {
+func BaseManifest(ctx context.Context, c *client.Client, rc *registry.Client, repo name.Repository, h v1.Hash) ([]byte, error) {
+	if raw, err := ReadBlob(ctx, c.ContentClient(), h, 0); err == nil {
 		return raw, nil
 	}
 	desc, err := rc.Get(ctx, repo.Digest(h.String()))
@@ -220,7 +282,7 @@ func matchChild(raw []byte, plat v1.Platform) (v1.Hash, error) {
 // the base's content under other digests (recompressed), and the pre-mount
 // saved nothing. Images not read back (a solve BuildKit tags itself) are
 // not checked.
-func (r *Run) CheckBaseLayers(variant string, ex *Exported, bls []BaseLayers) {
+func (p *Premounter) CheckBaseLayers(variant string, ex *Exported, bls []BaseLayers) {
 	for _, bl := range bls {
 		for _, img := range ex.Images {
 			if img.Descriptor.Platform == nil || !platform.SameOSArch(bl.base.Target, *img.Descriptor.Platform) {
@@ -229,8 +291,8 @@ func (r *Run) CheckBaseLayers(variant string, ex *Exported, bls []BaseLayers) {
 			if j := firstDifferentLayer(bl.layers, img.Layers); j >= 0 {
 				msg := fmt.Sprintf("variant %s: the %s image %s does not list the layers of its base %s@%s unchanged (layer %d differs): BuildKit pushed the base's content again under other digests, and the pre-mount of the base's layers saved no upload",
 					variant, platform.Format(*img.Descriptor.Platform), img.Descriptor.Digest, bl.base.Name, bl.base.Digest, j)
-				r.logger().Warn("base layers changed", slog.String("variant", variant), slog.String("image", img.Descriptor.Digest.String()), slog.Int("layer", j))
-				r.note(msg)
+				p.logger().Warn("base layers changed", slog.String("variant", variant), slog.String("image", img.Descriptor.Digest.String()), slog.Int("layer", j))
+				p.note(msg)
 			}
 		}
 	}

@@ -1,14 +1,19 @@
-package graft
+package skeleton
 
 import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // Why the placeholder is pruned.
@@ -169,12 +174,12 @@ func eachEntry(b []byte, fn func(*tar.Header, io.Reader) error) error {
 	}
 }
 
-// pruneSkeletons returns the placeholder's layers for skeletons (one per
+// Prune returns the placeholder's layers for skeletons (one per
 // base layer, in order) and the paths the stage writes: each pruned, as
 // one pruner over all layers (a hard link may name a file of a lower
 // layer). ok is false, with the skeletons returned whole, when a kept
 // path is a symbolic link.
-func pruneSkeletons(skeletons [][]byte, writes []string) (out [][]byte, ok bool, err error) {
+func Prune(skeletons [][]byte, writes []string) (out [][]byte, ok bool, err error) {
 	p := newPruner(writes)
 	for _, b := range skeletons {
 		if err := p.scan(b); errors.Is(err, errPruneSymlink) {
@@ -191,4 +196,21 @@ func pruneSkeletons(skeletons [][]byte, writes []string) (out [][]byte, ok bool,
 		out = append(out, pb)
 	}
 	return out, true, nil
+}
+
+// PruneKey names the placeholder pruned to paths for a base of layers: a
+// digest of the skeleton format, the layers (a hard link may name a file
+// of a lower layer) and the paths, cut to 16 hex digits.
+func PruneKey(layers []v1.Descriptor, paths []string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "imgctl prune v1\nformat %s\n", Format)
+	for _, l := range layers {
+		fmt.Fprintf(h, "layer %s\n", l.Digest)
+	}
+	ps := slices.Clone(paths)
+	slices.Sort(ps)
+	for _, p := range slices.Compact(ps) {
+		fmt.Fprintf(h, "path %q\n", p)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }

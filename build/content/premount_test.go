@@ -1,4 +1,4 @@
-package graft
+package content
 
 import (
 	"strings"
@@ -117,8 +117,8 @@ func TestCheckBaseLayers(t *testing.T) {
 		{"other OS", image(linux, layer("linux")), false},
 	} {
 		var notes []string
-		r := &Run{Note: func(n string) { notes = append(notes, n) }}
-		r.CheckBaseLayers("ltsc2025", &Exported{Images: []ExportedImage{c.image}}, []BaseLayers{base})
+		p := &Premounter{Note: func(n string) { notes = append(notes, n) }}
+		p.CheckBaseLayers("ltsc2025", &Exported{Images: []ExportedImage{c.image}}, []BaseLayers{base})
 		if got := len(notes) > 0; got != c.note {
 			t.Errorf("%s: notes %q, want a note: %t", c.name, notes, c.note)
 		}

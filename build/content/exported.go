@@ -1,4 +1,4 @@
-package graft
+package content
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ type Exported struct {
 	Attestations []v1.Descriptor
 	// Prepared, when set, are the children to publish in place of Images
 	// and Attestations: a grafted Windows image and its attestations (see
-	// Graft.Apply).
+	// package graft's Graft.Apply).
 	Prepared []index.Prepared
 }
 
@@ -56,13 +56,13 @@ type BlobSource interface {
 	Read(ctx context.Context, d v1.Descriptor, manifest bool) ([]byte, error)
 }
 
-// DaemonContent reads what a solve exported from the daemon's content
+// Daemon reads what a solve exported from the daemon's content
 // store over the same gRPC connection (BuildKit's content API, which keeps
 // an exported image for its build-history record), and falls back to the
 // registry the solve pushed to. Reading back from the daemon costs no
 // registry request: the merge then only PUTs the index. Each read is one
 // Read call: containerd's content proxy would ask for Info first.
-type DaemonContent struct {
+type Daemon struct {
 	content contentapi.ContentClient
 	repo    name.Repository
 	rc      *registry.Client
@@ -72,14 +72,14 @@ type DaemonContent struct {
 // registry bounds one read from a registry.
 const maxExportedBlob = registry.MaxManifestSize
 
-// NewDaemonContent reads what a solve pushed into repo from the daemon's
+// NewDaemon reads what a solve pushed into repo from the daemon's
 // content API (client.Client.ContentClient), else through rc.
-func NewDaemonContent(content contentapi.ContentClient, repo name.Repository, rc *registry.Client) *DaemonContent {
-	return &DaemonContent{content: content, repo: repo, rc: rc}
+func NewDaemon(content contentapi.ContentClient, repo name.Repository, rc *registry.Client) *Daemon {
+	return &Daemon{content: content, repo: repo, rc: rc}
 }
 
 // Read reads d from the daemon, else from the registry.
-func (dc *DaemonContent) Read(ctx context.Context, d v1.Descriptor, manifest bool) ([]byte, error) {
+func (dc *Daemon) Read(ctx context.Context, d v1.Descriptor, manifest bool) ([]byte, error) {
 	if dt, err := dc.readDaemon(ctx, d); err == nil {
 		return dt, nil
 	}
@@ -95,17 +95,17 @@ func (dc *DaemonContent) Read(ctx context.Context, d v1.Descriptor, manifest boo
 }
 
 // readDaemon reads d whole from the daemon and checks its digest.
-func (dc *DaemonContent) readDaemon(ctx context.Context, d v1.Descriptor) ([]byte, error) {
+func (dc *Daemon) readDaemon(ctx context.Context, d v1.Descriptor) ([]byte, error) {
 	if d.Size <= 0 || d.Size > maxExportedBlob {
 		return nil, fmt.Errorf("blob %s: size %d", d.Digest, d.Size)
 	}
-	return ReadContent(ctx, dc.content, d.Digest, d.Size)
+	return ReadBlob(ctx, dc.content, d.Digest, d.Size)
 }
 
-// ReadContent reads blob dgst whole from a daemon's content store in one
+// ReadBlob reads blob dgst whole from a daemon's content store in one
 // Read call and checks its digest, and its size when size > 0; without a
 // size it reads at most maxExportedBlob bytes.
-func ReadContent(ctx context.Context, content contentapi.ContentClient, dgst v1.Hash, size int64) ([]byte, error) {
+func ReadBlob(ctx context.Context, content contentapi.ContentClient, dgst v1.Hash, size int64) ([]byte, error) {
 	limit := size
 	if limit <= 0 {
 		limit = maxExportedBlob

@@ -1,4 +1,4 @@
-package graft
+package skeleton
 
 import (
 	"archive/tar"
@@ -142,9 +142,9 @@ func TestSkeletonCache(t *testing.T) {
 	rc := registry.New()
 	var digests []v1.Hash
 	for run := range 2 {
-		sk := NewSkeletons(dir)
+		sk := NewMaker(dir)
 		reg.ResetStats()
-		s, err := sk.layer(context.Background(), rc, repo, desc)
+		s, err := sk.Layer(context.Background(), rc, repo, desc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,8 +154,8 @@ func TestSkeletonCache(t *testing.T) {
 		}
 		digests = append(digests, h)
 		wantRead := map[int]int64{0: size, 1: 0}[run]
-		if sk.bytesRead() != wantRead {
-			t.Errorf("run %d: %d base bytes read, want %d", run, sk.bytesRead(), wantRead)
+		if sk.BytesRead() != wantRead {
+			t.Errorf("run %d: %d base bytes read, want %d", run, sk.BytesRead(), wantRead)
 		}
 		if gets := reg.Stats().Get; (run == 0) != (gets > 0) {
 			t.Errorf("run %d: %d GETs", run, gets)

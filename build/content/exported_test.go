@@ -1,4 +1,4 @@
-package graft
+package content
 
 import (
 	"context"
@@ -70,7 +70,7 @@ func TestReadExported(t *testing.T) {
 		{"manifest corrupted", map[string][]byte{top.Digest.String(): append([]byte(" "), raw[1:]...), m.Config.Digest.String(): cfg}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dc := NewDaemonContent(&memContent{blobs: c.blobs}, ref.Context(), registry.New())
+			dc := NewDaemon(&memContent{blobs: c.blobs}, ref.Context(), registry.New())
 			reg.ResetStats()
 			ex, err := ReadExported(ctx, dc, top, true)
 			if err != nil {

@@ -1,4 +1,4 @@
-package graft
+package skeleton
 
 import (
 	"bytes"
@@ -63,7 +63,7 @@ func TestRegistryCacheRoundTrip(t *testing.T) {
 	}
 	first.Put(ctx, layer, skel)
 
-	desc, err := remote.Get(repo.Tag(SkeletonTag(layer)), r.Remote()...)
+	desc, err := remote.Get(repo.Tag(Tag(layer)), r.Remote()...)
 	if err != nil {
 		t.Fatalf("the entry's tag: %v", err)
 	}
@@ -77,9 +77,9 @@ func TestRegistryCacheRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(desc.Manifest, &m); err != nil {
 		t.Fatal(err)
 	}
-	if m.ArtifactType != SkeletonArtifactType || m.Config.MediaType != "application/vnd.oci.empty.v1+json" ||
+	if m.ArtifactType != ArtifactType || m.Config.MediaType != "application/vnd.oci.empty.v1+json" ||
 		len(m.Layers) != 1 || m.Layers[0].Size != int64(len(skel)) ||
-		m.Annotations[AnnotationSkeletonLayer] != layer.String() || m.Annotations[AnnotationSkeletonFormat] != SkeletonFormat {
+		m.Annotations[AnnotationLayer] != layer.String() || m.Annotations[AnnotationFormat] != Format {
 		t.Errorf("entry manifest:\n%s", desc.Manifest)
 	}
 
@@ -140,14 +140,14 @@ func TestRegistryCachePoisoned(t *testing.T) {
 		{"entry outside the Windows layout", layer, regtest.TarGz(t, [2]string{"Files/", ""}, [2]string{"evil/", ""}, [2]string{"evil/run.cmd", ""}), "outside the Windows layout"},
 		{"file content", layer, regtest.TarGz(t, [2]string{"Files/", ""}, [2]string{"Files/Windows/System32/cmd.exe", "MZ payload"}), "has content"},
 		{"another layer's skeleton", other, skel, "filed under layer"},
-		{"not gzip", layer, []byte("not a skeleton"), ErrSkeletonEntry.Error()},
+		{"not gzip", layer, []byte("not a skeleton"), ErrEntry.Error()},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			repo := regtest.Must(name.NewRepository(reg.Host() + "/poisoned" + string(rune('a'+i))))(t)
 			var n notes
 			writer := NewRegistryCache(registry.New(), repo, false, n.add)
-			tag := repo.Tag(SkeletonTag(layer))
+			tag := repo.Tag(Tag(layer))
 			if err := writer.put(ctx, tag, entryKey{h: c.layer}, c.blob); err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +160,7 @@ func TestRegistryCachePoisoned(t *testing.T) {
 			}
 		})
 	}
-	if err := CheckSkeleton(skel); err != nil {
+	if err := Check(skel); err != nil {
 		t.Errorf("a real skeleton: %v", err)
 	}
 }

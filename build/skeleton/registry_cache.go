@@ -1,4 +1,4 @@
-package graft
+package skeleton
 
 import (
 	"archive/tar"
@@ -24,44 +24,44 @@ import (
 // kilobytes to megabytes of skeleton instead of the base layer. The entry
 // of layer sha256:HEX is the tag imgctl-skeleton-v1-sha256-HEX of the
 // cache repository: an OCI image manifest whose artifactType is
-// SkeletonArtifactType, whose config is the OCI empty descriptor, whose
+// ArtifactType, whose config is the OCI empty descriptor, whose
 // one layer is the skeleton (gzip, as writeSkeletonTar writes it), and
 // whose annotations name the base layer and the skeleton format.
 // Skeletons are byte-for-byte the same wherever they are made (gzip
 // without name or time), so concurrent writers PUT the same manifest under
 // the same tag.
 const (
-	// SkeletonArtifactType is the artifactType of a skeleton cache entry.
-	SkeletonArtifactType = "application/vnd.imgctl.windows-skeleton.v1"
-	// AnnotationSkeletonLayer names the base layer (its digest) whose
+	// ArtifactType is the artifactType of a skeleton cache entry.
+	ArtifactType = "application/vnd.imgctl.windows-skeleton.v1"
+	// AnnotationLayer names the base layer (its digest) whose
 	// skeleton the entry holds.
-	AnnotationSkeletonLayer = "dev.imgctl.skeleton.layer"
-	// AnnotationSkeletonFormat is the skeleton format of the entry.
-	AnnotationSkeletonFormat = "dev.imgctl.skeleton.format"
-	// SkeletonFormat is the format writeSkeletonTar writes: every entry
+	AnnotationLayer = "dev.imgctl.skeleton.layer"
+	// AnnotationFormat is the skeleton format of the entry.
+	AnnotationFormat = "dev.imgctl.skeleton.format"
+	// Format is the format writeSkeletonTar writes: every entry
 	// of the layer kept, contents left out but for keptFiles.
-	SkeletonFormat = "1"
+	Format = "1"
 	// skeletonTagPrefix starts the tag of a cache entry.
-	skeletonTagPrefix = "imgctl-skeleton-v" + SkeletonFormat + "-"
+	skeletonTagPrefix = "imgctl-skeleton-v" + Format + "-"
 	// maxCachedSkeleton bounds what an entry may make imgctl read: a
 	// servercore layer's skeleton is a few MB.
 	maxCachedSkeleton = 256 << 20
 )
 
-// ErrSkeletonEntry is a cache entry imgctl ignores: not a skeleton of the
+// ErrEntry is a cache entry imgctl ignores: not a skeleton of the
 // layer it is filed under, in this format, in the Windows layout.
-var ErrSkeletonEntry = errors.New("unusable skeleton cache entry")
+var ErrEntry = errors.New("unusable skeleton cache entry")
 
 // emptyConfig is the OCI empty descriptor's content ({}).
 var emptyConfig = []byte("{}")
 
-// SkeletonTag is the tag of the cache entry of base layer h.
-func SkeletonTag(h v1.Hash) string { return skeletonTagPrefix + h.Algorithm + "-" + h.Hex }
+// Tag is the tag of the cache entry of base layer h.
+func Tag(h v1.Hash) string { return skeletonTagPrefix + h.Algorithm + "-" + h.Hex }
 
-// AnnotationSkeletonPruned is the prune key of an entry that holds a
+// AnnotationPruned is the prune key of an entry that holds a
 // placeholder's layer (a skeleton pruned to the paths a stage writes, see
 // prune.go) rather than a whole skeleton.
-const AnnotationSkeletonPruned = "dev.imgctl.skeleton.pruned"
+const AnnotationPruned = "dev.imgctl.skeleton.pruned"
 
 // entryKey names a cache entry: base layer h's whole skeleton, or, with a
 // prune key, its pruned one.
@@ -70,12 +70,12 @@ type entryKey struct {
 	pruned string
 }
 
-// tag is the entry's tag: SkeletonTag, then -p and the prune key.
+// tag is the entry's tag: Tag, then -p and the prune key.
 func (k entryKey) tag() string {
 	if k.pruned == "" {
-		return SkeletonTag(k.h)
+		return Tag(k.h)
 	}
-	return SkeletonTag(k.h) + "-p" + k.pruned
+	return Tag(k.h) + "-p" + k.pruned
 }
 
 // RegistryCache reads and writes skeleton cache entries in one
@@ -85,7 +85,7 @@ func (k entryKey) tag() string {
 // a repository the build writes anyway (its tag's) or one named
 // explicitly, and an explicit one is read only after the registry has
 // shown that this build may write it (CheckWrite). Entries are checked
-// before use (CheckSkeleton): an entry outside the Windows layout, with
+// before use (Check): an entry outside the Windows layout, with
 // content, or filed under another layer is ignored, with a note, and made
 // again. A repository that refuses writes (read-only, immutable tags)
 // degrades to the local cache, with a note.
@@ -147,13 +147,13 @@ func (c *RegistryCache) disable(why string) {
 }
 
 // Get returns the cached skeleton of base layer h, checked, or false: no
-// entry, an unreadable one, or one CheckSkeleton refuses (noted).
+// entry, an unreadable one, or one Check refuses (noted).
 func (c *RegistryCache) Get(ctx context.Context, h v1.Hash) ([]byte, bool) {
 	return c.get(ctx, entryKey{h: h})
 }
 
 // GetPruned is Get of the placeholder layer of base layer h pruned with
-// key (pruneKey).
+// key (PruneKey).
 func (c *RegistryCache) GetPruned(ctx context.Context, h v1.Hash, key string) ([]byte, bool) {
 	return c.get(ctx, entryKey{h: h, pruned: key})
 }
@@ -169,7 +169,7 @@ func (c *RegistryCache) get(ctx context.Context, k entryKey) ([]byte, bool) {
 	}
 	b, err := c.readEntry(ctx, desc.Manifest, k)
 	if err == nil {
-		err = CheckSkeleton(b)
+		err = Check(b)
 	}
 	if err != nil {
 		c.mu.Lock()
@@ -191,25 +191,25 @@ func (c *RegistryCache) readEntry(ctx context.Context, raw []byte, k entryKey) (
 	h := k.h
 	var m v1.Manifest
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSkeletonEntry, err)
+		return nil, fmt.Errorf("%w: %w", ErrEntry, err)
 	}
 	var at struct {
 		ArtifactType string `json:"artifactType"`
 	}
 	_ = json.Unmarshal(raw, &at)
 	switch {
-	case at.ArtifactType != SkeletonArtifactType:
-		return nil, fmt.Errorf("%w: artifactType %q, want %q", ErrSkeletonEntry, at.ArtifactType, SkeletonArtifactType)
-	case m.Annotations[AnnotationSkeletonLayer] != h.String():
-		return nil, fmt.Errorf("%w: filed under layer %s but made from %q", ErrSkeletonEntry, h, m.Annotations[AnnotationSkeletonLayer])
-	case m.Annotations[AnnotationSkeletonPruned] != k.pruned:
-		return nil, fmt.Errorf("%w: prune key %q, want %q", ErrSkeletonEntry, m.Annotations[AnnotationSkeletonPruned], k.pruned)
-	case m.Annotations[AnnotationSkeletonFormat] != SkeletonFormat:
-		return nil, fmt.Errorf("%w: skeleton format %q, want %q", ErrSkeletonEntry, m.Annotations[AnnotationSkeletonFormat], SkeletonFormat)
+	case at.ArtifactType != ArtifactType:
+		return nil, fmt.Errorf("%w: artifactType %q, want %q", ErrEntry, at.ArtifactType, ArtifactType)
+	case m.Annotations[AnnotationLayer] != h.String():
+		return nil, fmt.Errorf("%w: filed under layer %s but made from %q", ErrEntry, h, m.Annotations[AnnotationLayer])
+	case m.Annotations[AnnotationPruned] != k.pruned:
+		return nil, fmt.Errorf("%w: prune key %q, want %q", ErrEntry, m.Annotations[AnnotationPruned], k.pruned)
+	case m.Annotations[AnnotationFormat] != Format:
+		return nil, fmt.Errorf("%w: skeleton format %q, want %q", ErrEntry, m.Annotations[AnnotationFormat], Format)
 	case len(m.Layers) != 1 || m.Layers[0].MediaType != types.OCILayer:
-		return nil, fmt.Errorf("%w: want one %s layer", ErrSkeletonEntry, types.OCILayer)
+		return nil, fmt.Errorf("%w: want one %s layer", ErrEntry, types.OCILayer)
 	case m.Layers[0].Size <= 0 || m.Layers[0].Size > maxCachedSkeleton:
-		return nil, fmt.Errorf("%w: a skeleton of %d bytes", ErrSkeletonEntry, m.Layers[0].Size)
+		return nil, fmt.Errorf("%w: a skeleton of %d bytes", ErrEntry, m.Layers[0].Size)
 	}
 	l, err := c.rc.Layer(ctx, c.cp.Repository().Digest(m.Layers[0].Digest.String()))
 	if err != nil {
@@ -222,25 +222,25 @@ func (c *RegistryCache) readEntry(ctx context.Context, raw []byte, k entryKey) (
 	defer rc.Close()
 	b, err := io.ReadAll(io.LimitReader(rc, m.Layers[0].Size+1))
 	if err != nil {
-		return nil, fmt.Errorf("%w: reading the skeleton: %w", ErrSkeletonEntry, err)
+		return nil, fmt.Errorf("%w: reading the skeleton: %w", ErrEntry, err)
 	}
 	if int64(len(b)) != m.Layers[0].Size {
-		return nil, fmt.Errorf("%w: the skeleton has %d bytes, its descriptor says %d", ErrSkeletonEntry, len(b), m.Layers[0].Size)
+		return nil, fmt.Errorf("%w: the skeleton has %d bytes, its descriptor says %d", ErrEntry, len(b), m.Layers[0].Size)
 	}
 	if got, _, err := v1.SHA256(bytes.NewReader(b)); err != nil || got != m.Layers[0].Digest {
-		return nil, fmt.Errorf("%w: the skeleton's digest is not %s", ErrSkeletonEntry, m.Layers[0].Digest)
+		return nil, fmt.Errorf("%w: the skeleton's digest is not %s", ErrEntry, m.Layers[0].Digest)
 	}
 	return b, nil
 }
 
-// CheckSkeleton checks that b is a skeleton: a gzip tar whose entries all
+// Check checks that b is a skeleton: a gzip tar whose entries all
 // lie in the Windows layer layout (verify.LayerLayout, the rule verify
 // --layers applies), whose regular files are empty but for keptFiles, and
 // which keeps no hard link to one of those.
-func CheckSkeleton(b []byte) error {
+func Check(b []byte) error {
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrSkeletonEntry, err)
+		return fmt.Errorf("%w: %w", ErrEntry, err)
 	}
 	tr := tar.NewReader(zr)
 	var layout verify.LayerLayout
@@ -250,18 +250,18 @@ func CheckSkeleton(b []byte) error {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrSkeletonEntry, err)
+			return fmt.Errorf("%w: %w", ErrEntry, err)
 		}
 		layout.Add(h.Name)
 		if h.Size > 0 && (!keptFiles[h.Name] || h.Size > maxKeptFile) {
-			return fmt.Errorf("%w: %s has content (%d bytes), which a skeleton does not carry", ErrSkeletonEntry, h.Name, h.Size)
+			return fmt.Errorf("%w: %s has content (%d bytes), which a skeleton does not carry", ErrEntry, h.Name, h.Size)
 		}
 		if h.Typeflag == tar.TypeLink && keptFiles[h.Name] {
-			return fmt.Errorf("%w: %s is a hard link", ErrSkeletonEntry, h.Name)
+			return fmt.Errorf("%w: %s is a hard link", ErrEntry, h.Name)
 		}
 	}
 	if layout.Count > 0 {
-		return fmt.Errorf("%w: %d entries outside the Windows layout (%v)", ErrSkeletonEntry, layout.Count, layout.Bad)
+		return fmt.Errorf("%w: %d entries outside the Windows layout (%v)", ErrEntry, layout.Count, layout.Bad)
 	}
 	return nil
 }
@@ -276,7 +276,7 @@ func (c *RegistryCache) Put(ctx context.Context, h v1.Hash, b []byte) {
 }
 
 // PutPruned is Put of the placeholder layer of base layer h pruned with
-// key (pruneKey).
+// key (PruneKey).
 func (c *RegistryCache) PutPruned(ctx context.Context, h v1.Hash, key string, b []byte) {
 	c.putKey(ctx, entryKey{h: h, pruned: key}, b)
 }
@@ -336,9 +336,9 @@ func (c *RegistryCache) put(ctx context.Context, tag name.Tag, k entryKey, b []b
 
 // entryManifest is the manifest of cache entry k.
 func entryManifest(k entryKey, skeleton, config v1.Descriptor) ([]byte, error) {
-	ann := map[string]string{AnnotationSkeletonLayer: k.h.String(), AnnotationSkeletonFormat: SkeletonFormat}
+	ann := map[string]string{AnnotationLayer: k.h.String(), AnnotationFormat: Format}
 	if k.pruned != "" {
-		ann[AnnotationSkeletonPruned] = k.pruned
+		ann[AnnotationPruned] = k.pruned
 	}
 	// go-containerregistry's v1.Manifest has no artifactType (OCI 1.1).
 	return json.Marshal(struct {
@@ -348,5 +348,5 @@ func entryManifest(k entryKey, skeleton, config v1.Descriptor) ([]byte, error) {
 		Config        v1.Descriptor     `json:"config"`
 		Layers        []v1.Descriptor   `json:"layers"`
 		Annotations   map[string]string `json:"annotations"`
-	}{2, types.OCIManifestSchema1, SkeletonArtifactType, config, []v1.Descriptor{skeleton}, ann})
+	}{2, types.OCIManifestSchema1, ArtifactType, config, []v1.Descriptor{skeleton}, ann})
 }

@@ -1,4 +1,4 @@
-package graft
+package skeleton
 
 import (
 	"archive/tar"
@@ -23,10 +23,10 @@ import (
 	"github.com/imgctl/imgctl/registry"
 )
 
-// Skeletons makes and caches the skeleton of Windows base layers: the
+// Maker makes and caches the skeleton of Windows base layers: the
 // layer's tar with every entry kept, header and all (names, types, modes,
 // owners, times, PAX records, links), and every file's content left out.
-// A solve on a placeholder base made of skeletons (see Graft) sees the
+// A solve on a placeholder base made of skeletons (package graft) sees the
 // directory tree BuildKit would unpack from the real base, so its COPY,
 // ADD and WORKDIR produce the layers a solve on the real base produces:
 // BuildKit's Windows differ writes parent directories from what is on
@@ -39,7 +39,7 @@ import (
 // layers are read once per machine. gzip without a name or time keeps a
 // skeleton's digest the same from machine to machine, so a builder's cache
 // of the placeholder holds across hosts.
-type Skeletons struct {
+type Maker struct {
 	dir string // cache directory; "" caches nothing
 	// Cache is the skeleton cache in a registry, read after the local
 	// cache and written when a skeleton is made; nil has none.
@@ -50,10 +50,10 @@ type Skeletons struct {
 	read  int64                   // base layer bytes read to make skeletons
 }
 
-// SkeletonCacheDir is where skeletons are cached: $XDG_CACHE_HOME/imgctl/
+// CacheDir is where skeletons are cached: $XDG_CACHE_HOME/imgctl/
 // windows-skeletons-v1 (os.UserCacheDir; v1 is the skeleton format, see
 // writeSkeletonTar), or nothing when there is no cache directory.
-func SkeletonCacheDir() string {
+func CacheDir() string {
 	d, err := os.UserCacheDir()
 	if err != nil {
 		return ""
@@ -61,14 +61,14 @@ func SkeletonCacheDir() string {
 	return filepath.Join(d, "imgctl", "windows-skeletons-v1")
 }
 
-// NewSkeletons makes and caches skeletons in dir (SkeletonCacheDir); ""
+// NewMaker makes and caches skeletons in dir (CacheDir); ""
 // caches nothing.
-func NewSkeletons(dir string) *Skeletons {
-	return &Skeletons{dir: dir, inUse: map[v1.Hash]*sync.Mutex{}}
+func NewMaker(dir string) *Maker {
+	return &Maker{dir: dir, inUse: map[v1.Hash]*sync.Mutex{}}
 }
 
-// bytesRead is how many base layer bytes were read to make skeletons.
-func (s *Skeletons) bytesRead() int64 {
+// BytesRead is how many base layer bytes were read to make skeletons.
+func (s *Maker) BytesRead() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.read
@@ -76,7 +76,7 @@ func (s *Skeletons) bytesRead() int64 {
 
 // lock serialises the work on base layer h: two variants on one base
 // make its skeleton once.
-func (s *Skeletons) lock(h v1.Hash) func() {
+func (s *Maker) lock(h v1.Hash) func() {
 	s.mu.Lock()
 	m, ok := s.inUse[h]
 	if !ok {
@@ -90,10 +90,10 @@ func (s *Skeletons) lock(h v1.Hash) func() {
 
 // cached is the skeleton of base layer h from the cache, read into memory
 // once: another process may replace the file meanwhile.
-func (s *Skeletons) cached(h v1.Hash) (v1.Layer, bool) { return s.cachedAt(entryKey{h: h}) }
+func (s *Maker) cached(h v1.Hash) (v1.Layer, bool) { return s.cachedAt(entryKey{h: h}) }
 
 // cachedAt is cached for entry k: a whole skeleton or a pruned one.
-func (s *Skeletons) cachedAt(k entryKey) (v1.Layer, bool) {
+func (s *Maker) cachedAt(k entryKey) (v1.Layer, bool) {
 	if s.dir == "" {
 		return nil, false
 	}
@@ -114,7 +114,7 @@ func (s *Skeletons) cachedAt(k entryKey) (v1.Layer, bool) {
 // known returns a skeleton of base layer h made before: from the local
 // cache, else from the registry cache (Cache), which is then kept locally
 // too. The caller holds the layer's lock.
-func (s *Skeletons) known(ctx context.Context, h v1.Hash) (v1.Layer, bool) {
+func (s *Maker) known(ctx context.Context, h v1.Hash) (v1.Layer, bool) {
 	if l, ok := s.cached(h); ok {
 		return l, true
 	}
@@ -131,7 +131,7 @@ func (s *Skeletons) known(ctx context.Context, h v1.Hash) (v1.Layer, bool) {
 
 // made keeps skeleton b, made by reading base layer d, in the local cache
 // and the registry cache. The caller holds the layer's lock.
-func (s *Skeletons) made(ctx context.Context, d v1.Descriptor, b []byte) (v1.Layer, error) {
+func (s *Maker) made(ctx context.Context, d v1.Descriptor, b []byte) (v1.Layer, error) {
 	s.mu.Lock()
 	s.read += d.Size
 	s.mu.Unlock()
@@ -142,9 +142,9 @@ func (s *Skeletons) made(ctx context.Context, d v1.Descriptor, b []byte) (v1.Lay
 	return l, err
 }
 
-// layer returns the skeleton of base layer d of repository repo: one made
+// Layer returns the skeleton of base layer d of repository repo: one made
 // before (known), or made by reading the layer and then cached.
-func (s *Skeletons) layer(ctx context.Context, rc *registry.Client, repo name.Repository, d v1.Descriptor) (v1.Layer, error) {
+func (s *Maker) Layer(ctx context.Context, rc *registry.Client, repo name.Repository, d v1.Descriptor) (v1.Layer, error) {
 	defer s.lock(d.Digest)()
 	if l, ok := s.known(ctx, d.Digest); ok {
 		return l, nil
@@ -158,7 +158,7 @@ func (s *Skeletons) layer(ctx context.Context, rc *registry.Client, repo name.Re
 
 // make reads base, layer d, and keeps its skeleton; the caller holds the
 // layer's lock.
-func (s *Skeletons) make(ctx context.Context, base v1.Layer, d v1.Descriptor) (v1.Layer, error) {
+func (s *Maker) make(ctx context.Context, base v1.Layer, d v1.Descriptor) (v1.Layer, error) {
 	var buf bytes.Buffer
 	if err := writeSkeleton(&buf, base); err != nil {
 		return nil, fmt.Errorf("reading the directory tree of base layer %s: %w", d.Digest, err)
@@ -166,12 +166,12 @@ func (s *Skeletons) make(ctx context.Context, base v1.Layer, d v1.Descriptor) (v
 	return s.made(ctx, d, buf.Bytes())
 }
 
-// copyLayer streams base layer d of repository repo into cp's repository,
+// CopyLayer streams base layer d of repository repo into cp's repository,
 // across registries, and makes its skeleton from the same stream, so that
 // the layer crosses once and is read once. copied reports that the layer
 // is now in cp's repository; when the skeleton was known it is not, and
 // the caller copies it.
-func (s *Skeletons) copyLayer(ctx context.Context, rc *registry.Client, cp *registry.Copier, repo name.Repository, d v1.Descriptor) (sk v1.Layer, copied bool, err error) {
+func (s *Maker) CopyLayer(ctx context.Context, rc *registry.Client, cp *registry.Copier, repo name.Repository, d v1.Descriptor) (sk v1.Layer, copied bool, err error) {
 	defer s.lock(d.Digest)()
 	if l, ok := s.known(ctx, d.Digest); ok {
 		return l, false, nil
@@ -184,11 +184,11 @@ func (s *Skeletons) copyLayer(ctx context.Context, rc *registry.Client, cp *regi
 	return l, err == nil, err
 }
 
-// fromBuilder is the skeleton of base layer d, read from the builder's
-// content store (DaemonLayer) as base, and puts the layer into cp's
+// FromBuilder is the skeleton of base layer d, read from the builder's
+// content store (content.DaemonLayer) as base, and puts the layer into cp's
 // repository unless present says it is there: one stream does both, as
-// copyLayer's.
-func (s *Skeletons) fromBuilder(ctx context.Context, base v1.Layer, cp *registry.Copier, from name.Repository, d v1.Descriptor, present bool) (v1.Layer, error) {
+// CopyLayer's.
+func (s *Maker) FromBuilder(ctx context.Context, base v1.Layer, cp *registry.Copier, from name.Repository, d v1.Descriptor, present bool) (v1.Layer, error) {
 	defer s.lock(d.Digest)()
 	l, ok := s.known(ctx, d.Digest)
 	switch {
@@ -206,7 +206,7 @@ func (s *Skeletons) fromBuilder(ctx context.Context, base v1.Layer, cp *registry
 // and makes its skeleton from the same stream. When the upload read
 // nothing (the target held the layer) or was retried, the skeleton is
 // made from a read of its own. The caller holds the layer's lock.
-func (s *Skeletons) copyFrom(ctx context.Context, base v1.Layer, cp *registry.Copier, from name.Repository, d v1.Descriptor) (v1.Layer, error) {
+func (s *Maker) copyFrom(ctx context.Context, base v1.Layer, cp *registry.Copier, from name.Repository, d v1.Descriptor) (v1.Layer, error) {
 	pr, pw := io.Pipe()
 	var buf bytes.Buffer
 	made := make(chan error, 1)
@@ -274,10 +274,10 @@ func (t *teeReadCloser) Close() error { return t.rc.Close() }
 
 // store caches skeleton b of base layer h (best effort: a cache that
 // cannot be written costs the next build a read) and returns it as a layer.
-func (s *Skeletons) store(h v1.Hash, b []byte) (v1.Layer, error) { return s.storeAt(entryKey{h: h}, b) }
+func (s *Maker) store(h v1.Hash, b []byte) (v1.Layer, error) { return s.storeAt(entryKey{h: h}, b) }
 
 // storeAt is store for entry k.
-func (s *Skeletons) storeAt(k entryKey, b []byte) (v1.Layer, error) {
+func (s *Maker) storeAt(k entryKey, b []byte) (v1.Layer, error) {
 	if s.dir != "" && os.MkdirAll(s.dir, 0o755) == nil {
 		if f, err := os.CreateTemp(s.dir, ".skeleton-*"); err == nil {
 			_, werr := f.Write(b)
@@ -296,10 +296,10 @@ func bytesLayer(b []byte) (v1.Layer, error) {
 }
 
 // path is where the skeleton of base layer h is cached.
-func (s *Skeletons) path(h v1.Hash) string { return s.pathOf(entryKey{h: h}) }
+func (s *Maker) path(h v1.Hash) string { return s.pathOf(entryKey{h: h}) }
 
 // pathOf is where entry k is cached: path, with -pKEY for a pruned one.
-func (s *Skeletons) pathOf(k entryKey) string {
+func (s *Maker) pathOf(k entryKey) string {
 	n := k.h.Algorithm + "-" + k.h.Hex
 	if k.pruned != "" {
 		n += "-p" + k.pruned
@@ -307,10 +307,10 @@ func (s *Skeletons) pathOf(k entryKey) string {
 	return filepath.Join(s.dir, n+".tar.gz")
 }
 
-// pruned returns the placeholder layer of base layer h pruned with key,
+// Pruned returns the placeholder layer of base layer h pruned with key,
 // made before: from the local cache, else the registry cache (then kept
 // locally too).
-func (s *Skeletons) pruned(ctx context.Context, h v1.Hash, key string) (v1.Layer, bool) {
+func (s *Maker) Pruned(ctx context.Context, h v1.Hash, key string) (v1.Layer, bool) {
 	k := entryKey{h: h, pruned: key}
 	if l, ok := s.cachedAt(k); ok {
 		return l, true
@@ -326,9 +326,9 @@ func (s *Skeletons) pruned(ctx context.Context, h v1.Hash, key string) (v1.Layer
 	return l, err == nil
 }
 
-// keepPruned keeps placeholder layer b, base layer h pruned with key, in
+// KeepPruned keeps placeholder layer b, base layer h pruned with key, in
 // the local cache and the registry cache.
-func (s *Skeletons) keepPruned(ctx context.Context, h v1.Hash, key string, b []byte) (v1.Layer, error) {
+func (s *Maker) KeepPruned(ctx context.Context, h v1.Hash, key string, b []byte) (v1.Layer, error) {
 	l, err := s.storeAt(entryKey{h: h, pruned: key}, b)
 	if err == nil && s.Cache != nil {
 		s.Cache.PutPruned(ctx, h, key, b)

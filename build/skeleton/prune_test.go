@@ -1,4 +1,4 @@
-package graft
+package skeleton
 
 import (
 	"archive/tar"
@@ -51,7 +51,7 @@ func TestPruneSkeletons(t *testing.T) {
 		dir("Files/Windows/WinSxS/x"), file("Files/Windows/WinSxS/x/lib.dll"), file("Files/Windows/WinSxS/x/other.dll"),
 		dir("Files/Windows/System32"), file("Files/Windows/System32/cmd.exe"), dir("Files/etc"), file("Files/etc/passwd"), file("Files/License.txt"))
 	upper := skeletonOf(t, dir("Files"), dir("Files/App"), link, file("Files/App/old.txt"), file("Files/App/.wh.gone"), file("Files/.wh.License.txt"), dir("Files/Program Files"))
-	out, ok, err := pruneSkeletons([][]byte{lower, upper}, []string{"/app", "/Windows/System32/drivers"})
+	out, ok, err := Prune([][]byte{lower, upper}, []string{"/app", "/Windows/System32/drivers"})
 	if err != nil || !ok {
 		t.Fatalf("ok %v, %v", ok, err)
 	}
@@ -66,7 +66,7 @@ func TestPruneSkeletons(t *testing.T) {
 	}
 
 	sym := skeletonOf(t, dir("Files"), &tar.Header{Name: "Files/app", Typeflag: tar.TypeSymlink, Linkname: "/Program Files/app"})
-	out, ok, err = pruneSkeletons([][]byte{sym}, []string{"/app/app.exe"})
+	out, ok, err = Prune([][]byte{sym}, []string{"/app/app.exe"})
 	if err != nil || ok || !bytes.Equal(out[0], sym) {
 		t.Errorf("a written path through a symlink: ok %v, %v; want the skeleton whole", ok, err)
 	}
