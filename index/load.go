@@ -8,8 +8,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/imgctl/imgctl/registry"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/imgctl/imgctl/registry"
 )
 
 // source is one loaded source.
@@ -54,13 +55,9 @@ func (s *session) loadOne(ctx context.Context, i int, ref name.Reference, target
 	s.log.Debug("source", "ref", ref.String(), "digest", desc.Digest.String(), "mediaType", string(desc.MediaType))
 	switch {
 	case desc.MediaType.IsIndex():
-		idx, err := desc.ImageIndex()
+		idx, im, err := registry.ReadIndex(ref, desc)
 		if err != nil {
-			return nil, fmt.Errorf("reading index %s: %w", ref, err)
-		}
-		im, err := idx.IndexManifest()
-		if err != nil {
-			return nil, fmt.Errorf("reading index %s: %w", ref, err)
+			return nil, err
 		}
 		src := &source{isIndex: true, annotations: maps.Clone(im.Annotations)}
 		for j, d := range im.Manifests {

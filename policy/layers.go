@@ -99,11 +99,7 @@ func baseManifest(ctx context.Context, rc *registry.Client, ref name.Digest, wan
 		return nil, "", err
 	}
 	if desc.MediaType.IsIndex() {
-		idx, err := desc.ImageIndex()
-		if err != nil {
-			return nil, "", fmt.Errorf("reading base %s: %w", ref, err)
-		}
-		im, err := idx.IndexManifest()
+		_, im, err := registry.ReadIndex(ref, desc)
 		if err != nil {
 			return nil, "", fmt.Errorf("reading base %s: %w", ref, err)
 		}

@@ -8,6 +8,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/registry"
 )
 
 // resolved is a base reference resolved for one platform.
@@ -38,13 +39,9 @@ func (s *session) resolve(ctx context.Context, ref name.Reference, want platform
 	var cands []v1.Descriptor
 	switch {
 	case rd.MediaType.IsIndex():
-		idx, err := rd.ImageIndex()
+		_, im, err := registry.ReadIndex(ref, rd)
 		if err != nil {
-			return nil, fmt.Errorf("reading index %s: %w", ref, err)
-		}
-		im, err := idx.IndexManifest()
-		if err != nil {
-			return nil, fmt.Errorf("reading index %s: %w", ref, err)
+			return nil, err
 		}
 		cands = im.Manifests
 	default:
@@ -87,11 +84,7 @@ func (s *session) oldChild(ctx context.Context, repo name.Repository, d v1.Hash,
 	if !rd.MediaType.IsIndex() {
 		return rd.Digest, nil
 	}
-	idx, err := rd.ImageIndex()
-	if err != nil {
-		return v1.Hash{}, err
-	}
-	im, err := idx.IndexManifest()
+	_, im, err := registry.ReadIndex(repo.Digest(d.String()), rd)
 	if err != nil {
 		return v1.Hash{}, err
 	}

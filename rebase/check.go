@@ -2,14 +2,14 @@ package rebase
 
 import (
 	"context"
-	"fmt"
 	"maps"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"golang.org/x/sync/errgroup"
+
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
-	"golang.org/x/sync/errgroup"
 )
 
 // Status is the base status of every variant of an index: the JSON shape of
@@ -62,16 +62,9 @@ func (s *session) loadSource(ctx context.Context, ref name.Reference) (*source, 
 	if err != nil {
 		return nil, err
 	}
-	if !rd.MediaType.IsIndex() {
-		return nil, fmt.Errorf("%s: %w (media type %s)", ref, registry.ErrNotAnIndex, rd.MediaType)
-	}
-	idx, err := rd.ImageIndex()
+	_, im, err := registry.ReadIndex(ref, rd)
 	if err != nil {
-		return nil, fmt.Errorf("reading index %s: %w", ref, err)
-	}
-	im, err := idx.IndexManifest()
-	if err != nil {
-		return nil, fmt.Errorf("reading index %s: %w", ref, err)
+		return nil, err
 	}
 	in := &source{ref: ref, digest: rd.Digest, index: im}
 	var descs []v1.Descriptor

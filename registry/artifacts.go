@@ -212,6 +212,23 @@ func (c *Client) PutReferrer(ctx context.Context, repo name.Repository, m Manife
 	return nil
 }
 
+// WriteArtifactTag writes img, an artifact built in memory such as the
+// cosign signature image sign merges into a signature tag, to tag with
+// go-containerregistry's remote.Write through the run's transport: its
+// blobs, then its manifest. The tag rule does not apply: a cosign tag is
+// rewritten with every signature added. A registry's immutability refusal
+// is an ImmutableTagError, as for every tag write.
+func (c *Client) WriteArtifactTag(ctx context.Context, tag name.Tag, img v1.Image) error {
+	opts, err := c.Remote(ctx, tag.Context())
+	if err != nil {
+		return err
+	}
+	if err := remote.Write(tag, img, opts...); err != nil {
+		return fmt.Errorf("writing %s: %w", tag, err)
+	}
+	return nil
+}
+
 // CheckReferrers fails with ErrReferrersUnsupported unless the registry
 // serves the referrers API for subject's repository (one GET), so that a
 // writer can refuse before it writes anything it cannot finish.

@@ -73,6 +73,25 @@ func (c *Client) Fetch(ctx context.Context, ref name.Reference) (*Fetched, error
 	return f, nil
 }
 
+// ReadIndex returns the index desc holds and its parsed manifest, from the
+// bytes already read (no request), or ErrNotAnIndex when desc is an image
+// or anything else; errors name ref, what desc was read as. Every reader
+// of an index from a descriptor goes through it.
+func ReadIndex(ref name.Reference, desc *remote.Descriptor) (v1.ImageIndex, *v1.IndexManifest, error) {
+	if !desc.MediaType.IsIndex() {
+		return nil, nil, fmt.Errorf("%s: %w (media type %s)", ref, ErrNotAnIndex, desc.MediaType)
+	}
+	idx, err := desc.ImageIndex()
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading index %s: %w", ref, err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading index %s: %w", ref, err)
+	}
+	return idx, im, nil
+}
+
 // Snapshot reads what verify judges of f: the index with each child's
 // manifest and config (never a layer), or the single image and its config.
 func (f *Fetched) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
