@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/imgctl/imgctl/bake"
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/build/graft"
 	"github.com/imgctl/imgctl/build/nodes"
@@ -156,33 +157,45 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 	if bo.SBOM, err = parseSBOM(o.sbom); err != nil {
 		return bo, err
 	}
+	if err := o.sessionOptions(&bo); err != nil {
+		return bo, err
+	}
+	return bo, nil
+}
+
+// sessionOptions reads --secret, --ssh, --cache-from and --cache-to into
+// bo with buildx's buildflags, through the conversions a bake target's
+// entries go through too (package bake). Errors wrap ErrUsage and name the
+// flag and its value.
+func (o *buildOptions) sessionOptions(bo *build.Options) error {
 	for _, s := range o.secrets {
-		src, err := parseSecret(s)
+		src, err := bake.ParseSecret(s)
 		if err != nil {
-			return bo, fmt.Errorf("%w: %w", ErrUsage, err)
+			return fmt.Errorf("%w: --secret %q: %w", ErrUsage, s, err)
 		}
 		bo.Secrets = append(bo.Secrets, src)
 	}
 	for _, s := range o.ssh {
-		c, err := parseSSH(s)
+		c, err := bake.ParseSSH(s)
 		if err != nil {
-			return bo, fmt.Errorf("%w: %w", ErrUsage, err)
+			return fmt.Errorf("%w: --ssh %q: %w", ErrUsage, s, err)
 		}
 		bo.SSH = append(bo.SSH, c)
 	}
 	for _, c := range []struct {
-		in  []string
-		out *[]client.CacheOptionsEntry
-	}{{o.cacheFrom, &bo.CacheFrom}, {o.cacheTo, &bo.CacheTo}} {
+		flag string
+		in   []string
+		out  *[]client.CacheOptionsEntry
+	}{{"--cache-from", o.cacheFrom, &bo.CacheFrom}, {"--cache-to", o.cacheTo, &bo.CacheTo}} {
 		for _, s := range c.in {
-			e, err := parseCache(s)
+			es, err := bake.ParseCache(s)
 			if err != nil {
-				return bo, fmt.Errorf("%w: %w", ErrUsage, err)
+				return fmt.Errorf("%w: %s %q: %w", ErrUsage, c.flag, s, err)
 			}
-			*c.out = append(*c.out, e)
+			*c.out = append(*c.out, es...)
 		}
 	}
-	return bo, nil
+	return nil
 }
 
 // runOptions sets in bo what build and bake share: the command's registry
