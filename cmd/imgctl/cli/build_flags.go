@@ -24,7 +24,7 @@ type variantFlags struct {
 func (f *variantFlags) add(fl *pflag.FlagSet) {
 	fl.StringVarP(&f.file, "file", "f", "", "Dockerfile (default CONTEXT/Dockerfile)")
 	fl.StringSliceVar(&f.platforms, "platform", nil, "target platforms (default linux/amd64,linux/arm64,windows/amd64)")
-	fl.StringSliceVar(&f.windows, "windows", nil, "one Windows variant per LTSC release, e.g. ltsc2022,ltsc2025")
+	addWindowsReleasesFlag(fl, &f.windows)
 	fl.StringSliceVar(&f.bases, "windows-base", nil, "base per release, RELEASE=REF (sets the WINDOWS_BASE build arg), e.g. ltsc2022=mcr.microsoft.com/windows/nanoserver:ltsc2022")
 	fl.StringVar(&f.baseTemplate, "windows-base-template", "", "base for releases without --windows-base; {ltsc} is replaced (default "+variant.DefaultWindowsBaseTemplate+")")
 	fl.StringArrayVar(&f.buildArgs, "build-arg", nil, "build arg KEY=VALUE (KEY alone takes the environment's value), repeatable")
