@@ -167,13 +167,16 @@ func (d *Definition) plan(n string, bt *bx.Target, rc *registry.Client) (Target,
 		fail("args", ErrInvalidTarget, "%s=%s names one base for %d Windows releases: put {ltsc} in it (mcr.microsoft.com/windows/nanoserver:{ltsc}), which each release replaces",
 			variant.WindowsBaseArg, b, len(t.Releases()))
 	}
-	for _, s := range bt.Secrets {
-		t.Secrets = append(t.Secrets, secretsprovider.Source{ID: s.ID, FilePath: s.FilePath, Env: s.Env})
+	if t.Secrets, err = secrets(bt.Secrets); err != nil {
+		fail("secret", ErrInvalidTarget, "%v", err)
 	}
-	for _, s := range bt.SSH {
-		t.SSH = append(t.SSH, sshprovider.AgentConfig{ID: s.ID, Paths: s.Paths})
+	t.SSH = ssh(bt.SSH)
+	if t.CacheFrom, err = caches(bt.CacheFrom); err != nil {
+		fail("cache-from", ErrInvalidTarget, "%v", err)
 	}
-	t.CacheFrom, t.CacheTo = caches(bt.CacheFrom), caches(bt.CacheTo)
+	if t.CacheTo, err = caches(bt.CacheTo); err != nil {
+		fail("cache-to", ErrInvalidTarget, "%v", err)
+	}
 	for k, v := range bt.Labels {
 		if v != nil { // a label set to null is unset, as in buildx
 			if t.Labels == nil {
@@ -299,14 +302,6 @@ func releaseNames() string {
 		out = append(out, fmt.Sprintf("%s = 10.0.%d", r.Name, r.Build))
 	}
 	return strings.Join(out, ", ")
-}
-
-func caches(in buildflags.CacheOptions) []client.CacheOptionsEntry {
-	var out []client.CacheOptionsEntry
-	for _, c := range in {
-		out = append(out, client.CacheOptionsEntry{Type: c.Type, Attrs: maps.Clone(c.Attrs)})
-	}
-	return out
 }
 
 // annotations keeps a target's index annotations (index:KEY=VALUE), the

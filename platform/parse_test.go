@@ -3,6 +3,8 @@ package platform
 import (
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -108,5 +110,33 @@ func TestEngineByName(t *testing.T) {
 	}
 	if _, err := EngineByName("cri-o"); !errors.Is(err, ErrUnknownEngine) {
 		t.Errorf("want ErrUnknownEngine, got %v", err)
+	}
+}
+
+func TestParseEngines(t *testing.T) {
+	es, dep, err := ParseEngines([]string{"containerd@2.0.4", Containerd17, "docker@29.7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	if want := []string{ContainerdIndexOrder, ContainerdLegacy, "docker"}; !slices.Equal(names, want) {
+		t.Errorf("ParseEngines = %v, want %v", names, want)
+	}
+	if len(dep) != 1 || !strings.Contains(dep[0], ContainerdLegacy) {
+		t.Errorf("deprecated = %q, want one note naming %s", dep, ContainerdLegacy)
+	}
+	// One profile, two spellings: a release and the profile it falls in.
+	_, _, err = ParseEngines([]string{"containerd-index-order", "containerd@2.0.4"})
+	if !errors.Is(err, ErrSameEngine) || !strings.Contains(err.Error(), "containerd-index-order and containerd@2.0.4 are the same profile") {
+		t.Errorf("same profile twice: %v, want ErrSameEngine naming both", err)
+	}
+	if _, _, err := ParseEngines([]string{"cri-o"}); !errors.Is(err, ErrUnknownEngine) {
+		t.Errorf("cri-o: %v, want ErrUnknownEngine", err)
+	}
+	if es, dep, err := ParseEngines(nil); es != nil || dep != nil || err != nil {
+		t.Errorf("nil: %v %v %v", es, dep, err)
 	}
 }

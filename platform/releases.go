@@ -208,3 +208,31 @@ func ParseEngine(s string) (e Engine, deprecated string, err error) {
 	e, _, err = EngineForRelease(engine, version)
 	return e, "", err
 }
+
+// ErrSameEngine is an engine list that names one profile twice, however
+// spelled (containerd and containerd@2.1.6, say).
+var ErrSameEngine = errors.New("name each engine profile once")
+
+// ParseEngines reads a list of engines as ParseEngine reads one, for every
+// caller (imgctl's --engine, a policy's engines): the profiles in order,
+// and the deprecation notes of old names that still work. A list that
+// names one profile twice, however spelled, is ErrSameEngine: each engine
+// would be simulated, and decide, twice.
+func ParseEngines(values []string) (engines []Engine, deprecated []string, err error) {
+	seen := map[string]string{} // profile name: the value that named it
+	for _, v := range values {
+		e, dep, err := ParseEngine(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		if dep != "" {
+			deprecated = append(deprecated, dep)
+		}
+		if prev, ok := seen[e.Name()]; ok {
+			return nil, nil, fmt.Errorf("%s and %s are the same profile (%s): %w", prev, v, e.Name(), ErrSameEngine)
+		}
+		seen[e.Name()] = v
+		engines = append(engines, e)
+	}
+	return engines, deprecated, nil
+}

@@ -221,8 +221,10 @@ func (p *Policy) paths(keys []string) []string {
 }
 
 // ParseEngines reads a policy's engines: each a release or profile as
-// --engine takes it. nil (the key absent) gives nil; an empty list, an
-// unreadable entry and two entries of one profile are errors.
+// --engine takes it, through the parser --engine uses
+// (platform.ParseEngines). nil (the key absent) gives nil; an empty list,
+// an unreadable entry and two entries of one profile are errors. A
+// deprecated name works, as on the command line.
 func ParseEngines(names []string) ([]platform.Engine, error) {
 	if names == nil {
 		return nil, nil
@@ -230,16 +232,6 @@ func ParseEngines(names []string) ([]platform.Engine, error) {
 	if len(names) == 0 {
 		return nil, errors.New("the list is empty: name the engines the fleet runs (containerd@2.0.4, docker@29.7), or leave the key out")
 	}
-	var out []platform.Engine
-	for _, n := range names {
-		e, _, err := platform.ParseEngine(n)
-		if err != nil {
-			return nil, err
-		}
-		if slices.ContainsFunc(out, func(o platform.Engine) bool { return o.Name() == e.Name() }) {
-			return nil, fmt.Errorf("%s names profile %s again", n, e.Name())
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	out, _, err := platform.ParseEngines(names)
+	return out, err
 }

@@ -51,7 +51,7 @@ func TestParseRejects(t *testing.T) {
 		{"bad engine release", "engines: [containerd@garbage]\n", platform.ErrUnknownRelease, "garbage"},
 		{"unsupported engine release", "engines: [containerd@0.1]\n", platform.ErrUnknownRelease, "containerd 0.1"},
 		{"engine without version", "engines: ['docker@']\n", platform.ErrUnknownRelease, "docker@"},
-		{"one profile twice", "engines: [containerd@2.0.4, containerd@2.1.4]\n", ErrInvalidPolicy, "again"},
+		{"one profile twice", "engines: [containerd@2.0.4, containerd@2.1.4]\n", ErrInvalidPolicy, "same profile"},
 		{"version 2", "version: 2\n", ErrInvalidPolicy, "version 2"},
 		{"empty", "", ErrInvalidPolicy, "empty"},
 		{"two documents", "targets: [ltsc2022]\n---\ntargets: [ltsc2025]\n", ErrInvalidPolicy, "one YAML document"},

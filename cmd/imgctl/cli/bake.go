@@ -95,7 +95,7 @@ tag, the builder or a registry.`,
 	fl.StringArrayVarP(&o.files, "file", "f", nil, "bake definition (HCL, JSON or compose), repeatable; - reads stdin (default: buildx's default names, docker-bake.hcl, compose.yaml...)")
 	fl.StringArrayVar(&o.set, "set", nil, "override a target's value as docker buildx bake does: TARGET.KEY=VALUE (TARGET may be a pattern, *.platform=linux/amd64), repeatable")
 	fl.BoolVar(&o.print, "print", false, "print the evaluated targets and groups as JSON, as docker buildx bake --print does, and build nothing")
-	fl.IntVar(&o.jobs, "jobs", 2, "targets built at once")
+	addJobsFlag(fl, &o.jobs, jobsTargets)
 	fl.StringVar(&o.provenance, "provenance", "", "SLSA provenance of every target (*.attest=type=provenance,...): mode=min, mode=max, false; default: each target's attest, else mode=min")
 	fl.StringVar(&o.sbom, "sbom", "", "SPDX SBOM of every target (*.attest=type=sbom,...): --sbom, --sbom=generator=IMAGE, --sbom=false; default: each target's attest")
 	fl.Lookup("sbom").NoOptDefVal = "true"
@@ -153,9 +153,6 @@ type bakeTarget struct {
 func (o *bakeOptions) run(cmd *cobra.Command, ro *rootOptions, args []string) error {
 	lockStderr(cmd)
 	ctx := cmd.Context()
-	if o.jobs < 1 {
-		return fmt.Errorf("%w: --jobs %d: want 1 or more", ErrUsage, o.jobs)
-	}
 	overrides, err := o.overrides()
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/imgctl/imgctl/bake"
 	"github.com/imgctl/imgctl/build"
 	"github.com/imgctl/imgctl/build/nodes"
 	"github.com/imgctl/imgctl/build/skeleton"
@@ -40,7 +41,8 @@ func newBuildCmd(ro *rootOptions) *cobra.Command {
 		Use:   "build -t TAG [flags] CONTEXT",
 		Short: "Build Linux and Windows variants on BuildKit into one verified tag",
 		Long: `build lints the Dockerfile for every variant, then drives a BuildKit daemon
-(--builder, else $BUILDKIT_HOST, else $BUILDX_BUILDER) with its built-in Dockerfile frontend: one solve
+(--builder, else $BUILDKIT_HOST, else $BUILDX_BUILDER, else buildx's current
+instance) with its built-in Dockerfile frontend: one solve
 for the Linux platforms and one per Windows release (--windows), each FROM its own
 base (the WINDOWS_BASE build arg), concurrently. The results are merged into one
 index at TAG with every Windows os.version, each manifest annotated with its base
@@ -95,7 +97,7 @@ verify, 2 on usage, builder, build or registry errors.`,
 	o.addBuilderFlags(fl)
 	o.addRunFlags(fl)
 	fl.StringArrayVarP(&o.tags, "tag", "t", nil, "tag to push the index to, repeatable in one repository (required; never overwritten without --force)")
-	fl.BoolVar(&o.force, "force", false, "overwrite an existing tag")
+	addForceFlag(fl, &o.force)
 	fl.StringArrayVar(&o.secrets, "secret", nil, "secret for RUN --mount=type=secret: id=ID,src=PATH or id=ID,env=VAR")
 	fl.StringArrayVar(&o.ssh, "ssh", nil, "SSH agent or keys for RUN --mount=type=ssh: default or ID=PATH[,PATH]")
 	fl.StringArrayVar(&o.cacheFrom, "cache-from", nil, "cache import, e.g. type=registry,ref=REG/app:cache")
@@ -116,7 +118,7 @@ verify, 2 on usage, builder, build or registry errors.`,
 // bake share: --builder, the --tls* flags, --node and --builders.
 func (o *buildOptions) addBuilderFlags(fl *pflag.FlagSet) {
 	o.nodeFlags.add(fl)
-	fl.StringVar(&o.builder, "builder", "", "BuildKit address (unix://, tcp://, docker-container://NAME: any value with ://) or a buildx builder instance name (docker buildx create; drivers remote, docker-container, kubernetes); default $BUILDKIT_HOST, else the instance $BUILDX_BUILDER, else "+nodes.DefaultBuilderAddress)
+	fl.StringVar(&o.builder, "builder", "", "BuildKit address (unix://, tcp://, docker-container://NAME: any value with ://) or a buildx builder instance name (docker buildx create; drivers remote, docker-container, kubernetes); default $BUILDKIT_HOST, else the instance $BUILDX_BUILDER, else the instance docker buildx use made current, else "+nodes.DefaultBuilderAddress)
 	fl.StringVar(&o.tls.CACert, "tlscacert", "", "CA certificate of a tcp:// builder")
 	fl.StringVar(&o.tls.Cert, "tlscert", "", "client certificate for a tcp:// builder")
 	fl.StringVar(&o.tls.Key, "tlskey", "", "client key for a tcp:// builder")
@@ -128,7 +130,7 @@ func (o *buildOptions) addBuilderFlags(fl *pflag.FlagSet) {
 func (o *buildOptions) addRunFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&o.progress, "progress", "auto", "progress output: auto, plain, tty, quiet or rawjson (on stderr)")
 	fl.StringVar(&o.metadataFile, "metadata-file", "", "write the index and per-platform digests as JSON to this file")
-	fl.BoolVar(&o.noVerify, "no-verify", false, "skip verify after the push")
+	addNoVerifyFlag(fl, &o.noVerify)
 }
 
 // options turns the flags into build.Options; errors wrap ErrUsage.
@@ -156,33 +158,45 @@ func (o *buildOptions) options(cmd *cobra.Command, ro *rootOptions, contextDir s
 	if bo.SBOM, err = parseSBOM(o.sbom); err != nil {
 		return bo, err
 	}
+	if err := o.sessionOptions(&bo); err != nil {
+		return bo, err
+	}
+	return bo, nil
+}
+
+// sessionOptions reads --secret, --ssh, --cache-from and --cache-to into
+// bo with buildx's buildflags, through the conversions a bake target's
+// entries go through too (package bake). Errors wrap ErrUsage and name the
+// flag and its value.
+func (o *buildOptions) sessionOptions(bo *build.Options) error {
 	for _, s := range o.secrets {
-		src, err := parseSecret(s)
+		src, err := bake.ParseSecret(s)
 		if err != nil {
-			return bo, fmt.Errorf("%w: %w", ErrUsage, err)
+			return fmt.Errorf("%w: --secret %q: %w", ErrUsage, s, err)
 		}
 		bo.Secrets = append(bo.Secrets, src)
 	}
 	for _, s := range o.ssh {
-		c, err := parseSSH(s)
+		c, err := bake.ParseSSH(s)
 		if err != nil {
-			return bo, fmt.Errorf("%w: %w", ErrUsage, err)
+			return fmt.Errorf("%w: --ssh %q: %w", ErrUsage, s, err)
 		}
 		bo.SSH = append(bo.SSH, c)
 	}
 	for _, c := range []struct {
-		in  []string
-		out *[]client.CacheOptionsEntry
-	}{{o.cacheFrom, &bo.CacheFrom}, {o.cacheTo, &bo.CacheTo}} {
+		flag string
+		in   []string
+		out  *[]client.CacheOptionsEntry
+	}{{"--cache-from", o.cacheFrom, &bo.CacheFrom}, {"--cache-to", o.cacheTo, &bo.CacheTo}} {
 		for _, s := range c.in {
-			e, err := parseCache(s)
+			es, err := bake.ParseCache(s)
 			if err != nil {
-				return bo, fmt.Errorf("%w: %w", ErrUsage, err)
+				return fmt.Errorf("%w: %s %q: %w", ErrUsage, c.flag, s, err)
 			}
-			*c.out = append(*c.out, e)
+			*c.out = append(*c.out, es...)
 		}
 	}
-	return bo, nil
+	return nil
 }
 
 // runOptions sets in bo what build and bake share: the command's registry

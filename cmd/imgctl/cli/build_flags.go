@@ -5,9 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/moby/buildkit/client"
-	"github.com/moby/buildkit/session/secrets/secretsprovider"
-	"github.com/moby/buildkit/session/sshforward/sshprovider"
 	"github.com/spf13/pflag"
 	"github.com/tonistiigi/go-csvvalue"
 
@@ -27,7 +24,7 @@ type variantFlags struct {
 func (f *variantFlags) add(fl *pflag.FlagSet) {
 	fl.StringVarP(&f.file, "file", "f", "", "Dockerfile (default CONTEXT/Dockerfile)")
 	fl.StringSliceVar(&f.platforms, "platform", nil, "target platforms (default linux/amd64,linux/arm64,windows/amd64)")
-	fl.StringSliceVar(&f.windows, "windows", nil, "one Windows variant per LTSC release, e.g. ltsc2022,ltsc2025")
+	addWindowsReleasesFlag(fl, &f.windows)
 	fl.StringSliceVar(&f.bases, "windows-base", nil, "base per release, RELEASE=REF (sets the WINDOWS_BASE build arg), e.g. ltsc2022=mcr.microsoft.com/windows/nanoserver:ltsc2022")
 	fl.StringVar(&f.baseTemplate, "windows-base-template", "", "base for releases without --windows-base; {ltsc} is replaced (default "+variant.DefaultWindowsBaseTemplate+")")
 	fl.StringArrayVar(&f.buildArgs, "build-arg", nil, "build arg KEY=VALUE (KEY alone takes the environment's value), repeatable")
@@ -53,85 +50,6 @@ func (f *variantFlags) options(contextDir string) (build.Options, error) {
 		return o, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	return o, nil
-}
-
-// parseSecret reads a --secret value: id=ID[,src=PATH|,env=VAR] (type=file
-// or type=env may be given; source= is an alias of src=). With neither src
-// nor env, BuildKit reads the variable ID when it is set, else the file ID.
-func parseSecret(s string) (secretsprovider.Source, error) {
-	var src secretsprovider.Source
-	typ := ""
-	for _, field := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(field), "=")
-		if !ok {
-			return src, fmt.Errorf("%w: --secret %q: %q is not key=value", build.ErrInvalidOptions, s, field)
-		}
-		switch strings.ToLower(k) {
-		case "id":
-			src.ID = v
-		case "src", "source":
-			src.FilePath = v
-		case "env":
-			src.Env = v
-		case "type":
-			typ = v
-		default:
-			return src, fmt.Errorf("%w: --secret %q: unknown key %q", build.ErrInvalidOptions, s, k)
-		}
-	}
-	if src.ID == "" {
-		return src, fmt.Errorf("%w: --secret %q: id is required", build.ErrInvalidOptions, s)
-	}
-	switch {
-	case typ == "env" && src.Env == "":
-		src.Env, src.FilePath = src.FilePath, ""
-		if src.Env == "" {
-			src.Env = src.ID
-		}
-	case typ != "" && typ != "file" && typ != "env":
-		return src, fmt.Errorf("%w: --secret %q: type must be file or env", build.ErrInvalidOptions, s)
-	}
-	return src, nil
-}
-
-// parseSSH reads an --ssh value: default, ID, or ID=PATH[,PATH] where a
-// PATH is an agent socket or a key file. An empty path list means
-// $SSH_AUTH_SOCK.
-func parseSSH(s string) (sshprovider.AgentConfig, error) {
-	id, paths, _ := strings.Cut(strings.TrimSpace(s), "=")
-	if id == "" {
-		return sshprovider.AgentConfig{}, fmt.Errorf("%w: --ssh %q: want ID[=PATH,...]", build.ErrInvalidOptions, s)
-	}
-	c := sshprovider.AgentConfig{ID: id}
-	if paths != "" {
-		c.Paths = strings.Split(paths, ",")
-	}
-	return c, nil
-}
-
-// parseCache reads a --cache-from or --cache-to value: type=TYPE,KEY=VALUE,...
-// or a bare reference, which means type=registry,ref=REFERENCE.
-func parseCache(s string) (client.CacheOptionsEntry, error) {
-	e := client.CacheOptionsEntry{Attrs: map[string]string{}}
-	if !strings.Contains(s, "=") {
-		e.Type, e.Attrs["ref"] = "registry", strings.TrimSpace(s)
-		return e, nil
-	}
-	for _, field := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(field), "=")
-		if !ok || k == "" {
-			return e, fmt.Errorf("%w: cache %q: %q is not key=value", build.ErrInvalidOptions, s, field)
-		}
-		if k == "type" {
-			e.Type = v
-		} else {
-			e.Attrs[k] = v
-		}
-	}
-	if e.Type == "" {
-		return e, fmt.Errorf("%w: cache %q: type is required", build.ErrInvalidOptions, s)
-	}
-	return e, nil
 }
 
 // parseProvenance reads a --provenance value as buildx does: mode=min or

@@ -45,7 +45,7 @@ prints a SARIF 2.1.0 log for code scanning.`,
 	fl := cmd.Flags()
 	fl.StringVar(&o.imageIndex, "image-index", "", "the image index the workloads run: check RuntimeClass builds against its variants and read the user of its Windows configs")
 	fl.StringVar(&o.windowsTaint, "windows-taint", kube.DefaultWindowsTaint.String(), `the taint of the Windows nodes that pods must tolerate, key=value:Effect ("" skips the check)`)
-	fl.IntVar(&o.concurrency, "jobs", snapshot.DefaultConcurrency, "concurrent manifest and config fetches")
+	addJobsFlag(fl, &o.concurrency, jobsReads)
 	renamedFlag(fl, "concurrency", "jobs")
 	return cmd
 }
@@ -89,9 +89,6 @@ func (o *checkWorkloadOptions) options() (kube.WorkloadOptions, error) {
 			return wo, fmt.Errorf("%w: --windows-taint: %w", ErrUsage, err)
 		}
 		wo.WindowsTaint = t
-	}
-	if o.concurrency < 1 {
-		return wo, fmt.Errorf("%w: --jobs must be at least 1", ErrUsage)
 	}
 	return wo, nil
 }

@@ -69,12 +69,12 @@ at TAG, keeping os.version, annotations and attestations. Exit 1 when verify fai
 	fl.StringArrayVar(&o.annotations, "annotation", nil, "index annotation key=value, repeatable (e.g. org.opencontainers.image.version=1.0)")
 	fl.BoolVar(&o.noAttestations, "no-attestations", false, "drop every attestation manifest")
 	fl.StringVar(&o.prefer, "prefer", "", "resolve duplicate platforms: newest (default: refuse them)")
-	fl.BoolVar(&o.force, "force", false, "overwrite an existing tag")
-	fl.BoolVar(&o.dryRun, "dry-run", false, "print the index that would be pushed and push nothing")
-	fl.BoolVar(&o.noVerify, "no-verify", false, "skip verify after the push")
-	fl.StringSliceVar(&o.targets, "windows", nil, "Windows builds to verify (default ltsc2022,ltsc2025 when there are Windows entries)")
+	addForceFlag(fl, &o.force)
+	addDryRunFlag(fl, &o.dryRun, "the index")
+	addNoVerifyFlag(fl, &o.noVerify)
+	addWindowsTargetsFlag(fl, &o.targets, defaultTargets)
 	renamedFlag(fl, "target", "windows")
-	fl.IntVar(&o.jobs, "jobs", registry.DefaultJobs, "concurrent child copies and blob transfers (0: the default)")
+	addJobsFlag(fl, &o.jobs, jobsTransfers)
 	return cmd
 }
 

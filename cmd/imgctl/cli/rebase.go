@@ -63,12 +63,12 @@ errors.`,
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&o.tags, "tag", "t", nil, "tag to push the rebased index to, repeatable in one repository (required; never an existing tag)")
 	fl.StringSliceVar(&o.bases, "base", nil, "base per OS for variants without base annotations: windows=REF,linux=REF")
-	fl.BoolVar(&o.dryRun, "dry-run", false, "print the plan (old and new base digests and os.versions) and push nothing")
+	addDryRunFlag(fl, &o.dryRun, "the plan (old and new base digests and os.versions)")
 	fl.BoolVar(&o.allowBuildChange, "allow-build-change", false, "let a Windows variant move to a base of another build")
-	fl.BoolVar(&o.noVerify, "no-verify", false, "skip verify on the result")
-	fl.StringSliceVar(&o.targets, "windows", nil, "Windows builds to verify (default: the builds of the rebased index)")
+	addNoVerifyFlag(fl, &o.noVerify)
+	addWindowsTargetsFlag(fl, &o.targets, "the builds the rebased index has: rebase keeps each variant's build")
 	renamedFlag(fl, "target", "windows")
-	fl.IntVar(&o.jobs, "jobs", registry.DefaultJobs, "concurrent reads and blob transfers")
+	addJobsFlag(fl, &o.jobs, jobsTransfers)
 	fl.StringVar(&o.builderID, "builder-id", "", "runDetails.builder.id of the provenance written for each rebased variant, e.g. your CI's URI (default "+rebase.DefaultBuilderID+")")
 	return cmd
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/imgctl/imgctl/platform"
-	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -64,14 +63,14 @@ policy requires them.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args[0]) },
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&o.targets, "windows", nil, "Windows node builds: ltsc2019, ltsc2022, ltsc2025, a build number or a version (default ltsc2022,ltsc2025 when the index has Windows variants)")
+	addWindowsTargetsFlag(fl, &o.targets, defaultTargets)
+	renamedFlag(fl, "target", "windows")
 	fl.StringSliceVar(&o.require, "require-platform", nil, "platforms the index must contain, e.g. linux/amd64,windows/amd64:10.0.26100")
 	fl.BoolVar(&o.hostProcess, "hostprocess", false, "accept Windows variants without os.version (HostProcess images)")
 	fl.BoolVar(&o.runAsNonRoot, "run-as-non-root", false, "fail Windows images whose user is ContainerAdministrator")
 	fl.StringSliceVar(&o.engines, "engine", nil, "simulate only these engines, which then all decide; "+engineFlagHelp+" (default: every containerd release line decides, Docker warns)")
 	fl.BoolVar(&o.layers, "layers", false, "also read each Windows image's own layers (not its base's) and check their entries are in the Windows layout")
-	fl.IntVar(&o.concurrency, "jobs", snapshot.DefaultConcurrency, "concurrent manifest and config fetches")
-	renamedFlag(fl, "target", "windows")
+	addJobsFlag(fl, &o.concurrency, jobsReads)
 	renamedFlag(fl, "concurrency", "jobs")
 	o.add(fl)
 	addNodesFlag(cmd)
@@ -126,9 +125,6 @@ func (o *verifyOptions) options(stderr io.Writer) (verify.Options, error) {
 	}
 	if vo.Engines, err = parseEngines(o.engines, stderr); err != nil {
 		return vo, err
-	}
-	if o.concurrency < 1 {
-		return vo, fmt.Errorf("%w: --jobs must be at least 1", ErrUsage)
 	}
 	return vo, nil
 }

@@ -49,7 +49,7 @@ func (v *nodesValue) Set(p string) error {
 // addNodesFlag registers --nodes on the verify command.
 func addNodesFlag(cmd *cobra.Command) {
 	cmd.Flags().Var(&nodesValue{cmd: cmd}, nodesFlag,
-		"check against the cluster's nodes: the output of `kubectl get nodes -o json` (- for stdin); each node is a target with the engine its containerRuntimeVersion names, and the nodes replace the default ltsc2022,ltsc2025 targets (--windows still applies, --engine does not apply to nodes)")
+		"check against the cluster's nodes: a FILE with the output of kubectl get nodes -o json (- for stdin); each node is a target with the engine its containerRuntimeVersion names, and the nodes replace the default ltsc2022,ltsc2025 targets (--windows still applies, --engine does not apply to nodes)")
 }
 
 // mergeNodes checks the --nodes inventory, if given, against the snapshot
