@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/sigstore/cosign/v2/pkg/oci"
 	"github.com/sigstore/cosign/v2/pkg/oci/mutate"
@@ -70,11 +69,7 @@ func merge(ctx context.Context, rc *registry.Client, from, to name.Tag) (bool, e
 	if err != nil {
 		return false, fmt.Errorf("merging %s into %s: %w", from, to, err)
 	}
-	wopts, err := rc.Remote(ctx, to.Context())
-	if err != nil {
-		return false, err
-	}
-	if err := remote.Write(to, merged, wopts...); err != nil {
+	if err := rc.WriteImage(ctx, to, merged); err != nil {
 		return false, fmt.Errorf("writing %s: %w", to, immutableHint(err))
 	}
 	rc.Logger().Debug("merged cosign tag", "from", from.String(), "to", to.String(), "added", len(add))
