@@ -1,0 +1,3 @@
+module example.com/x
+
+go 1.26

@@ -1,0 +1,2 @@
+// Package unlisted is a product package without a row.
+package unlisted
