@@ -4,7 +4,7 @@ GO       ?= go
 BIN      := bin
 PKGS     := ./...
 
-.PHONY: all build buildkitd registry cosign buildx-cli deps test test-modules lint fmt-check vet fmt bench demo demo-lifecycle clean actionlint release release-dry-run
+.PHONY: all build buildkitd registry cosign buildx-cli deps test test-short test-modules lint fmt-check vet fmt bench demo demo-lifecycle clean actionlint release release-dry-run
 
 all: build
 
@@ -123,6 +123,14 @@ test: deps buildkitd registry cosign buildx-cli
 	CGO_ENABLED=0 $(GO) test -trimpath $(TEST_FLAGS) $(PLAIN_PKGS); plain=$$?; \
 	wait $$race; race=$$?; wait $$modules; modules=$$?; cat $(MODULES_LOG); \
 	test $$race = 0 && test $$plain = 0 && test $$modules = 0
+
+# The fast loop: `go test -short ./...`, which needs Go alone (no root, no
+# daemon, nothing in bin/). Tests that need a buildkitd, the distribution
+# registry, a CLI of bin/ or busybox-static skip under -short, naming
+# `make test` (buildtest.SkipShort); the in-process registry's run. `make
+# test` never passes -short, and without it a missing tool fails its test.
+test-short:
+	$(GO) test -short $(PKGS)
 
 # The modules of their own that make test checks: examples/hello (with
 # -race) and internal/testing/workflows (actionlint, the action's scripts).

@@ -83,9 +83,9 @@ func TestMatchComparerMatch_ABICheckWCOW(t *testing.T) {
 	}
 }
 
-// TestMatchRules covers the rules DESIGN.md lists that the upstream tables
-// leave implicit: missing os.version, malformed os.version, os.features,
-// win32k, and architecture.
+// TestMatchRules covers the matching rules that the upstream tables leave
+// implicit: missing os.version, malformed os.version, os.features, win32k,
+// and architecture.
 func TestMatchRules(t *testing.T) {
 	host := Platform{OS: "windows", Architecture: "amd64", OSVersion: "10.0.26100"}
 	for _, tc := range []struct {

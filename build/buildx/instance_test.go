@@ -234,6 +234,7 @@ func TestCurrent(t *testing.T) {
 // contexts, and nothing after `buildx use default` (the context's own
 // docker-driver builder, which imgctl cannot drive).
 func TestCurrentBuildxCLI(t *testing.T) {
+	buildtest.SkipShort(t, buildtest.NeedsBuildx)
 	bin, err := buildtest.BuildxCLI()
 	if err != nil {
 		t.Fatal(err)

@@ -19,59 +19,18 @@ import (
 	"github.com/imgctl/imgctl/registry"
 )
 
-// Why imgctl pre-mounts the base layers.
-//
-// After a plain COPY (not --link) onto a base, BuildKit v0.34.2 pushes the
-// base's layers again instead of mounting them from the base's repository,
-// even in the same registry. The cross-repository mount of containerd's
-// pusher needs the layer descriptor to carry the label
-// containerd.io/distribution.source.<host> = <repository>
-// (containerd v2.4.2 core/remotes/docker/pusher.go:202,
-// selectRepositoryMountCandidate in core/remotes/docker/handler.go:111-122;
-// with none it POSTs a plain upload). The label never reaches a base layer
-// that the build had to pull:
-//
-//   - Pulling an image labels its manifests and config, not its layers:
-//     filterLayerBlobs returns images.ErrSkipDesc for every layer
-//     (buildkit util/pull/pull.go:209-223), and containerd's
-//     images.Handlers aborts the chain on that error (core/images/
-//     handlers.go:85-101), so AppendDistributionSourceLabel, the last
-//     handler (util/pull/pull.go:147,155), never sees a layer.
-//   - A layer stays lazy until a step needs its content. A plain COPY
-//     needs the base's snapshot (cache/refs.go:1312 unlazyLayer), which
-//     fetches the blob with contentutil.Copy (cache/remote.go:362;
-//     util/contentutil/copy.go:33) into containerd's remotes.Fetch,
-//     which opens its writer with a ref and no labels
-//     (core/remotes/handlers.go:139-142).
-//   - At export, getRemote adds the distribution-source annotation only
-//     to refs that are still lazy, assuming that a non-lazy ref has the
-//     label in the content store (cache/remote.go:181-213), and the push's
-//     annotateDistributionSourceHandler copies the labels it finds there
-//     (util/push/push.go:162-212): none.
-//
-// So the layer reaches containerd's pusher with no source and is uploaded
-// whole. It is none of the other suspects: the Windows applier
-// (util/winlayers) extracts the blob but leaves its digest alone, the
-// exporter recompresses nothing without force-compression (the pushed
-// manifest lists the base's digests, see checkBaseLayers), the label key
-// uses the host without its port on both sides (handler.go:45 and :118),
-// and the mount's pull scope is added by the pusher itself
-// (pusher.go:204). A COPY --link would leave the base lazy, which the
-// export annotates (cache/remote.go:181-213; not measured here), but it
-// writes a Windows layer without the Files/ layout (DESIGN.md).
-//
-// Confirmed on a fresh buildkitd against the distribution registry
-// (cmd/imgctl/cli TestBuildPremountDist): without the pre-mount the
-// Windows and Linux base layers were uploaded again and no mount was
-// tried; after the push the daemon's label on the pulled Windows base
-// layer names only the target repository, which the push added
-// (util/push/push.go:271), never the base's.
-//
-// Nothing in the exporter's attributes sets the label (the source
-// annotations come only from the pull), so the fix is on imgctl's side:
-// the push HEADs every blob first and skips what the target repository
-// holds (pusher.go:125-163, the HEAD before the POST), so imgctl mounts the base
-// layers into the target repository before the solve, one POST each.
+// Why imgctl pre-mounts the base layers: after a plain COPY onto a base
+// that the build had to pull, BuildKit v0.34.2 pushes the base's layers
+// again instead of mounting them from the base's repository, even in the
+// same registry. The pulled layer carries no
+// containerd.io/distribution.source.<host> label, and containerd's pusher
+// (v2.4.2) mounts only from a repository that label names; nothing in the
+// exporter's attributes sets it. docs/build.md ("Why BuildKit uploads a
+// pulled base again") follows the layer through BuildKit and containerd,
+// and cmd/imgctl/cli's TestBuildPremountDist shows it on a fresh buildkitd
+// against the distribution registry. The pusher HEADs every blob first and
+// skips what the target repository holds, so imgctl mounts the base layers
+// into the target repository before the solve, one POST each.
 
 // Base is a resolved final base of a variant, as the solve takes it.
 type Base struct {

@@ -21,6 +21,7 @@ import (
 // for the commit's tag. (internal/testing/workflows tests the scripts' other
 // paths; it is a module of its own and cannot start these harnesses.)
 func TestActionBuildsAndTags(t *testing.T) {
+	buildtest.SkipShort(t, buildtest.NeedsBuildkitd) // before building imgctl
 	root, err := buildtest.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)

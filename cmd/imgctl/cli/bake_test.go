@@ -117,6 +117,7 @@ type bakePrint struct {
 // directory with the same environment, and compares the "target" and
 // "group" objects.
 func TestBakePrintMatchesBuildx(t *testing.T) {
+	buildtest.SkipShort(t, buildtest.NeedsBuildx)
 	buildx, err := buildtest.BuildxCLI()
 	if err != nil {
 		t.Fatal(err)

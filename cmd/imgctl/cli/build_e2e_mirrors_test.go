@@ -41,6 +41,7 @@ type mirrorsE2E struct {
 // hosts to the in-process registry. imgctl must resolve and pin the bases
 // through the daemon; a read of its own would fail with "no such host".
 func TestBuildMirrorsE2E(t *testing.T) {
+	buildtest.SkipShort(t, buildtest.NeedsBuildkitd)
 	e := &mirrorsE2E{reg: regtest.New(t)}
 	host := e.reg.Host()
 	var err error

@@ -75,6 +75,7 @@ type e2e struct {
 // second build, and the errors that must come before any solve; then the
 // lifecycle demo's story and the supply chain, on the same daemon.
 func TestBuildE2E(t *testing.T) {
+	buildtest.SkipShort(t, buildtest.NeedsBuildkitd)
 	start := time.Now()
 	e := &e2e{reg: regtest.New(t)}
 	host := e.reg.Host()

@@ -23,6 +23,7 @@ import (
 // startDaemons starts the two daemons concurrently, each with its own root.
 func startDaemons(t *testing.T, registryHost string) (linux, windows *buildtest.Daemon) {
 	t.Helper()
+	buildtest.SkipShort(t, buildtest.NeedsBuildkitd)
 	ds := make([]*buildtest.Daemon, 2)
 	errs := make([]error, 2)
 	var wg sync.WaitGroup

@@ -99,9 +99,7 @@ func TestVersion(t *testing.T) {
 // BuildKit, go-containerregistry and cosign versions go.mod pins, in text
 // and JSON.
 func TestVersionBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the imgctl binary")
-	}
+	buildtest.SkipShort(t, "a build of imgctl with the release's flags (a second compile of its graph on a cold cache)")
 	t.Parallel()
 	mod := goModVersions(t)
 	bin := buildtest.ImgctlBinary(t)

@@ -178,9 +178,11 @@ func (d *Daemon) Client(ctx context.Context) (*client.Client, error) {
 }
 
 // New starts a buildkitd for the test and stops it when the test ends. It
-// fails the test (it does not skip) when buildkitd or runc is missing.
+// skips the test under -short (SkipShort); otherwise it fails the test (it
+// does not skip) when buildkitd or runc is missing.
 func New(t testing.TB, opts Options) *Daemon {
 	t.Helper()
+	SkipShort(t, NeedsBuildkitd)
 	d, err := StartBuildkitd(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("starting buildkitd: %v", err)

@@ -17,6 +17,7 @@ import (
 // cache layer must answer every compile, so `go build -x` runs the
 // compiler for no package, standard library or main.
 func TestGolangImageCompilesNothing(t *testing.T) {
+	SkipShort(t, NeedsBusybox)
 	img, err := GolangImage()
 	if err != nil {
 		t.Fatal(err)

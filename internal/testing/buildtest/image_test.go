@@ -69,6 +69,7 @@ func forEachEntry(t *testing.T, l v1.Layer, fn func(*tar.Header, io.Reader)) {
 }
 
 func TestGolangImageContent(t *testing.T) {
+	SkipShort(t, NeedsBusybox)
 	img, err := GolangImage()
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +101,7 @@ func TestGolangImageContent(t *testing.T) {
 }
 
 func TestSeedBases(t *testing.T) {
+	SkipShort(t, NeedsBusybox)
 	srv := httptest.NewServer(registry.New(registry.Logger(quietLogger())))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")

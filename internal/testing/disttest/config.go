@@ -20,6 +20,10 @@ const EnvRegistry = "IMGCTL_REGISTRY"
 // ErrNoRegistry is returned when no registry binary can be found.
 var ErrNoRegistry = errors.New("distribution registry binary not found")
 
+// Needs is what New needs, as buildtest.SkipShort names it: tests that
+// call Start themselves skip with it under -short.
+const Needs = "the distribution registry (bin/registry, `make registry`)"
+
 // BinaryPath returns $IMGCTL_REGISTRY or <module root>/bin/registry, and
 // ErrNoRegistry when that file does not exist.
 func BinaryPath() (string, error) {

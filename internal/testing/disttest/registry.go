@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
 	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
 
@@ -129,9 +130,11 @@ func Start(opts Options) (*Registry, error) {
 // New starts a registry for the test, writes its credentials into a
 // temporary DOCKER_CONFIG (see Login) and closes it when the test ends,
 // logging the tail of its log if the test failed. It fails the test when
-// the registry binary is missing or does not start.
+// the registry binary is missing or does not start, and skips it under
+// -short (buildtest.SkipShort).
 func New(t testing.TB, opts Options) *Registry {
 	t.Helper()
+	buildtest.SkipShort(t, Needs)
 	r, err := Start(opts)
 	if err != nil {
 		t.Fatalf("starting the distribution registry: %v", err)

@@ -24,9 +24,11 @@ type CosignCLI struct {
 
 // Cosign returns the cosign CLI of major version major: $IMGCTL_COSIGN_V2
 // (or _V3) when set, else bin/cosign-<major> in the module root. A
-// missing binary fails the test, naming the make target that builds it.
+// missing binary fails the test, naming the make target that builds it;
+// under -short the test is skipped (buildtest.SkipShort).
 func Cosign(t testing.TB, major string) CosignCLI {
 	t.Helper()
+	buildtest.SkipShort(t, "the cosign CLIs (bin/cosign-v2 and bin/cosign-v3, `make cosign`)")
 	p, err := buildtest.BinTool("cosign-"+major, "IMGCTL_COSIGN_"+strings.ToUpper(major), "cosign")
 	if err != nil {
 		t.Fatal(err)

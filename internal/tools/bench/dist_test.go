@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
 	"github.com/imgctl/imgctl/internal/testing/disttest"
 )
 
@@ -21,6 +22,7 @@ import (
 // manifests as the registry serves them; rebase-1-windows: the issue's
 // ~14 plus the provenance write).
 func TestDistCases(t *testing.T) {
+	buildtest.SkipShort(t, disttest.Needs)
 	ctx := context.Background()
 	d, err := startDistEnv(false)
 	if err != nil {

@@ -16,9 +16,7 @@ import (
 // which CI runs first, so every dependency is compiled already and only
 // imgctl is linked (buildtest.ImgctlBinary says why).
 func TestStampedVersion(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the imgctl binary")
-	}
+	buildtest.SkipShort(t, "a build of imgctl with the release's flags (a second compile of its graph on a cold cache)")
 	t.Parallel()
 	s := Stamp{Version: "v9.8.7-rc.1", Revision: "0123456789abcdef0123456789abcdef01234567", Time: "2026-12-01T20:00:00Z"}
 	bin, err := Compile(t.Context(), filepath.Join("..", "..", ".."), t.TempDir(), Target{runtime.GOOS, runtime.GOARCH}, s)

@@ -26,9 +26,7 @@ import (
 // own binary where release/Dockerfile puts it (Windows in the Files/
 // layout), the stamp's labels, and the notes' platform table.
 func TestImageFromPrebuiltBinaries(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs buildkitd")
-	}
+	buildtest.SkipShort(t, buildtest.NeedsBuildkitd)
 	l, err := buildtest.StartLocal(t.Context())
 	if err != nil {
 		t.Fatal(err)
