@@ -50,10 +50,10 @@ func patchApp(t *testing.T, reg registryHost, b *regtest.MCRBase, tag, v2022, v2
 		if base == nil {
 			t.Fatalf("no base revision %s", v.version)
 		}
-		img := must(t, regtest.WindowsImage("", regtest.WithBase(base), regtest.WithSeed(tag), regtest.WithAnnotations(map[string]string{
+		img := regtest.Must(regtest.WindowsImage("", regtest.WithBase(base), regtest.WithSeed(tag), regtest.WithAnnotations(map[string]string{
 			snapshot.AnnotationBaseName:   reg.Host() + "/" + mcrNanoserver + ":" + v.moving,
 			snapshot.AnnotationBaseDigest: b.Indexes[v.version].String(),
-		})))
+		})))(t)
 		es = append(es, regtest.Entry{Image: img})
 	}
 	return push(t, reg, "app:"+tag, index(t, es...))
@@ -230,7 +230,7 @@ func TestBasesPatchLevelRequestsDist(t *testing.T) {
 		}
 	}
 	dst.ResetRequests()
-	ref := must(t, registry.New().ParseReference(app))
+	ref := regtest.Must(registry.New().ParseReference(app))(t)
 	if _, err := rebase.Check(context.Background(), ref, rebase.Options{Registry: registry.New()}); err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,11 @@ func writeSARIF(w io.Writer, rules []sarifRule, fs []findings.Finding) error {
 // sarifResult adds f to run as a result of its rule, with the message
 // annotations show and its file (relative to the repository) and line.
 func sarifResult(run *sarif.Run, f findings.Finding) {
-	run.AddRule(f.Rule) // a rule the list lacks still gets its index
+	if r := run.AddRule(f.Rule); r.ShortDescription == nil {
+		// A rule the list lacks still gets its index, and a description:
+		// the schema requires one.
+		r.WithShortDescription(sarif.NewMultiformatMessageString(f.Rule))
+	}
 	res := run.CreateResultForRule(f.Rule).WithLevel(sarifLevel(f.Severity)).WithMessage(sarif.NewTextMessage(ciMessage(f)))
 	if path := workspacePath(f.File); path != "" {
 		// A URI reference: spaces and the like percent-encoded.

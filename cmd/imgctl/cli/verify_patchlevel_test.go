@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/imgctl/imgctl/internal/testing/regtest"
+	"github.com/imgctl/imgctl/internal/testing/sariftest"
 	"github.com/imgctl/imgctl/policy"
 )
 
@@ -98,7 +99,19 @@ func TestVerifyPatchLevelSARIF(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
 	}
-	l := decodeSARIF(t, out, []string{policy.RuleBaseBehind, policy.RuleBaseOutOfSupport, policy.RuleBaseExtendedSupport})
+	if err := sariftest.Validate([]byte(out)); err != nil {
+		t.Fatalf("not a valid SARIF 2.1.0 log: %v\n%s", err, out)
+	}
+	var l sarifLog
+	decode(t, out, &l)
+	var ids []string
+	for _, r := range l.Runs[0].Tool.Driver.Rules {
+		ids = append(ids, r.ID)
+	}
+	// The patch-level rules first, then the others the findings name.
+	if len(ids) < 3 || strings.Join(ids[:3], ",") != strings.Join([]string{policy.RuleBaseBehind, policy.RuleBaseOutOfSupport, policy.RuleBaseExtendedSupport}, ",") {
+		t.Errorf("rules %q", ids)
+	}
 	levels := map[string][]string{}
 	for _, r := range l.Runs[0].Results {
 		levels[r.RuleID] = append(levels[r.RuleID], r.Level)
