@@ -37,6 +37,9 @@ type Gate struct {
 	// Layers reads the Windows images' own layers (not their base's) and
 	// checks their tar entries (verify --layers, see verify.EvaluateLayers).
 	Layers bool
+	// PatchLevel is the patch-level check, nil when the policy has no
+	// patchLevel section. Set its At for a report on another date.
+	PatchLevel *PatchLevelRule
 
 	cache *attestationCache // attestations read, see reader
 }
@@ -51,6 +54,9 @@ func NewGate(p *Policy, flags verify.Options, keyFiles []string, signed sign.Sco
 		p = &Policy{}
 	}
 	g := &Gate{Verify: flags, Rules: p.Rules}
+	if p.PatchLevel != nil {
+		g.PatchLevel = &PatchLevelRule{PatchLevel: *p.PatchLevel}
+	}
 	ts, err := platform.ParseTargets(p.Targets)
 	if err != nil {
 		return nil, fmt.Errorf("%w: targets: %w", ErrInvalidPolicy, err)
@@ -134,8 +140,9 @@ func union[T any](a, b []T, key func(T) string) []T {
 
 // Check evaluates a snapshot of the manifest at s.Digest in repo: verify's
 // rules, the allowed bases, the signatures and attestations the gate
-// requires (see chain), with Layers the Windows images' own layers (see
-// readLayers), then the severity overrides. Signatures or
+// requires (see chain), with PatchLevel the Windows variants' patch level
+// (see PatchLevelRule.PatchLevelFindings), with Layers the Windows images'
+// own layers (see readLayers), then the severity overrides. Signatures or
 // attestations that cannot be read are an error, not a finding (see
 // sign.Verify): there is then no report.
 func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *snapshot.Snapshot) (*verify.Report, error) {
@@ -149,6 +156,13 @@ func (g *Gate) Check(ctx context.Context, ref string, repo name.Repository, s *s
 		rep.Signatures = &verify.SignatureCheck{Scope: string(g.Signed.Or(sign.ScopeReference)), Digests: append([]string{}, checked...)}
 	}
 	rep.Findings = append(rep.Findings, fs...)
+	if g.PatchLevel != nil {
+		_, pf, err := g.PatchLevel.PatchLevelFindings(ctx, g.Registry, s)
+		if err != nil {
+			return nil, err
+		}
+		rep.Findings = append(rep.Findings, pf...)
+	}
 	if g.Layers {
 		l, err := g.readLayers(ctx, repo, s)
 		if err != nil {

@@ -23,6 +23,7 @@
 //	        buildType: https://github.com/imgctl/imgctl/rebase/v1
 //	    sbom: true
 //	engines: [containerd@2.0.4, containerd@2.1.6, docker@29.7]
+//	patchLevel: {maxPatchTuesdaysBehind: 1, maxFixAgeDays: 35, allowedPhases: [mainstream, extended]}
 //	rules: {errors: [ordering-quirk], ignore: [foreign-layers]}
 //
 // Unknown fields, unknown rule names and unparsable targets, platforms or
@@ -61,6 +62,14 @@
 // them. Every other supported release line is still simulated and only
 // warns. An empty list, an unreadable entry and two entries of one profile
 // are errors.
+//
+// # Patch level
+//
+// patchLevel makes the gate report each Windows variant's patch level (see
+// PatchLevelRule.Evaluate): base-behind, base-out-of-support and
+// base-extended-support, against the limits it sets. It lists each base
+// repository's tags and reads the configs of the variants' revisions and
+// newer ones; a policy without it costs no request more.
 //
 // # Precedence
 //
@@ -114,6 +123,10 @@ type Policy struct {
 	// Engines are the engines the fleet runs (see Engines above); nil when
 	// the key is absent.
 	Engines []string `yaml:"engines"`
+	// PatchLevel limits how far Windows variants' bases may lag and the
+	// lifecycle phases they may be in; nil when the key is absent, and
+	// then the patch level is not checked.
+	PatchLevel *PatchLevel `yaml:"patchLevel"`
 	// Rules override severities.
 	Rules Rules `yaml:"rules"`
 
@@ -192,6 +205,11 @@ func (p *Policy) validate() error {
 	for i, sc := range p.SupplyChain {
 		if err := sc.validate(); err != nil {
 			errs = append(errs, fmt.Errorf("supplyChain[%d]: %w", i, err))
+		}
+	}
+	if p.PatchLevel != nil {
+		if err := p.PatchLevel.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("patchLevel: %w", err))
 		}
 	}
 	if err := p.Rules.validate(p.hasKeys()); err != nil {

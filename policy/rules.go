@@ -23,7 +23,7 @@ const (
 func KnownRules() []string {
 	out := slices.Clone(verify.Rules)
 	out = append(out, sign.Rules...)
-	return append(out, RuleBaseNotAllowed, RuleMissingBaseAnnotation)
+	return append(out, RuleBaseNotAllowed, RuleMissingBaseAnnotation, RuleBaseBehind, RuleBaseOutOfSupport, RuleBaseExtendedSupport)
 }
 
 // Rules override the severity of findings by rule name.

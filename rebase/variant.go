@@ -31,10 +31,22 @@ type Variant struct {
 	// manifest-annotation, descriptor-annotation or flag.
 	BaseName   string `json:"base_name"`
 	BaseSource string `json:"base_source"`
-	// OldBase is the recorded base.digest ("" when none is recorded);
+	// OldBase is the recorded base.digest ("" when none is recorded): an
+	// index for MCR bases and for what BuildKit records, else an image.
 	// NewBase is the base's current image for the variant's platform.
+	// They are not at the same level; compare OldBaseImage and
+	// NewBaseImage instead.
 	OldBase string `json:"old_base"`
 	NewBase string `json:"new_base"`
+	// OldBaseIndex and OldBaseImage are the recorded base as an index (""
+	// when an image was recorded) and its image for the variant's
+	// platform; NewBaseIndex and NewBaseImage are the same of what the
+	// base reference points at now. The variant is current when the two
+	// images are equal. Both old ones are "" when no digest is recorded.
+	OldBaseIndex string `json:"old_base_index,omitempty"`
+	OldBaseImage string `json:"old_base_image,omitempty"`
+	NewBaseIndex string `json:"new_base_index,omitempty"`
+	NewBaseImage string `json:"new_base_image"`
 	// OldOSVersion is the variant's os.version; NewOSVersion the current
 	// base's, which a rebase gives the variant.
 	OldOSVersion string `json:"old_os_version,omitempty"`
@@ -102,6 +114,10 @@ func (s *session) load(ctx context.Context, repo name.Repository, desc v1.Descri
 		return nil, fmt.Errorf("variant %s: %w", v.Platform, err)
 	}
 	v.NewBase = v.current.desc.Digest.String()
+	v.NewBaseImage = v.NewBase
+	if v.current.top != v.current.desc.Digest {
+		v.NewBaseIndex = v.current.top.String()
+	}
 	v.BuildChange = v.current.buildChange
 	if p := v.current.desc.Platform; p != nil {
 		v.NewOSVersion = p.OSVersion
@@ -153,11 +169,18 @@ func (s *session) staleness(ctx context.Context, v *variant) error {
 	switch {
 	case v.BuildChange:
 		v.Stale, v.Note = true, fmt.Sprintf("the base has no image of this build any more; its newest is %s", v.NewOSVersion)
-	case v.old != nil && (*v.old == cur.desc.Digest || *v.old == cur.top):
+	case v.old != nil && *v.old == cur.desc.Digest:
+		v.OldBaseImage = v.OldBase
+	case v.old != nil && *v.old == cur.top:
+		v.OldBaseIndex, v.OldBaseImage = v.OldBase, v.NewBaseImage
 	case v.old != nil:
 		child, err := s.oldChild(ctx, cur.repo, *v.old, v.plat)
 		if err != nil {
 			return fmt.Errorf("variant %s: %w", v.Platform, err)
+		}
+		v.OldBaseImage = child.String()
+		if child != *v.old {
+			v.OldBaseIndex = v.OldBase
 		}
 		v.Stale = child != cur.desc.Digest
 	default:

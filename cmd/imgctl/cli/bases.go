@@ -16,6 +16,7 @@ import (
 // basesOptions are the flags of bases.
 type basesOptions struct {
 	bases []string
+	at    string
 }
 
 func newBasesCmd(ro *rootOptions) *cobra.Command {
@@ -28,18 +29,33 @@ org.opencontainers.image.base.name and .base.digest annotations of the manifest
 or of the index descriptor, else from --base for its OS), that base's current
 image for the variant's platform (same OS and architecture and, for Windows,
 the same build) and whether the variant is stale. It never reads a layer.
+
+For each Windows variant it also reports the patch level: the release
+(ltsc2019, ltsc2022, ltsc2025, 23H2 or unknown), build and revision, the
+date its base revision was published (the base config's created), the
+newest revision of the same build among the base repository's
+10.0.BUILD.REV tags, how many revisions and Patch Tuesdays it is behind,
+for how many days a fix has been available, and its lifecycle phase
+(mainstream, extended, ended) on --at (default today, UTC).
+
 Exit 0 when every variant is current, 1 when any is stale, 2 on errors.`,
 		Example: `  imgctl bases registry.example.com/app:1.0
-  imgctl bases registry.example.com/app:1.0 --base windows=mcr.microsoft.com/windows/nanoserver:ltsc2025 -o json`,
+  imgctl bases registry.example.com/app:1.0 --base windows=mcr.microsoft.com/windows/nanoserver:ltsc2025 -o json
+  imgctl bases registry.example.com/app:1.0 --at 2026-11-12`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args) },
 	}
 	cmd.Flags().StringSliceVar(&o.bases, "base", nil, "base per OS for variants without base annotations: windows=REF,linux=REF")
+	cmd.Flags().StringVar(&o.at, "at", "", "the report's date, YYYY-MM-DD (UTC; default today): Windows lifecycle phases, revisions published by then and fix-available days are as of that date")
 	return cmd
 }
 
 // run runs the verb with the parsed flags.
 func (o *basesOptions) run(cmd *cobra.Command, ro *rootOptions, args []string) error {
+	at, err := parseAt(o.at)
+	if err != nil {
+		return err
+	}
 	rc := ro.registry()
 	lo, err := rebaseLibOptions(cmd, ro, rc, o.bases)
 	if err != nil {
@@ -54,9 +70,14 @@ func (o *basesOptions) run(cmd *cobra.Command, ro *rootOptions, args []string) e
 		return err
 	}
 	noteDirectBases(cmd)
-	if err := printBases(cmd.OutOrStdout(), ro.output, st); err != nil {
+	rep, err := basesPatchLevel(cmd.Context(), rc, st, at)
+	if err != nil {
 		return err
 	}
+	if err := printBases(cmd.OutOrStdout(), ro.output, rep); err != nil {
+		return err
+	}
+	ro.githubOutput(cmd).appendSummary(basesSummary(rep))
 	if st.Stale {
 		return ErrCheckFailed
 	}
@@ -93,13 +114,17 @@ func rebaseLibOptions(cmd *cobra.Command, ro *rootOptions, rc *registry.Client, 
 	return o, nil
 }
 
-// printBases writes the status as JSON, or as a table with a summary.
-func printBases(w io.Writer, format string, st *rebase.Status) error {
+// printBases writes the report as JSON, or as tables with a summary.
+func printBases(w io.Writer, format string, rep *basesReport) error {
 	if format == "json" {
-		return writeJSON(w, st)
+		return writeJSON(w, rep)
 	}
+	st := rep.Status
 	fmt.Fprintf(w, "%s@%s\n", st.Ref, st.Digest)
 	if err := printVariants(w, st.Variants, false); err != nil {
+		return err
+	}
+	if err := printPatchLevel(w, rep.PatchLevel, useColour(w)); err != nil {
 		return err
 	}
 	n := 0

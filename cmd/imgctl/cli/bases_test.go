@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -12,18 +13,24 @@ type basesJSON struct {
 	Ref      string `json:"ref"`
 	Digest   string `json:"digest"`
 	Stale    *bool  `json:"stale"`
+	At       string `json:"at"`
 	Variants []struct {
-		Platform     string `json:"platform"`
-		Digest       string `json:"digest"`
-		BaseName     string `json:"base_name"`
-		BaseSource   string `json:"base_source"`
-		OldBase      string `json:"old_base"`
-		NewBase      string `json:"new_base"`
-		OldOSVersion string `json:"old_os_version"`
-		NewOSVersion string `json:"new_os_version"`
-		Stale        bool   `json:"stale"`
-		BuildChange  bool   `json:"build_change"`
-		Note         string `json:"note"`
+		Platform     string          `json:"platform"`
+		Digest       string          `json:"digest"`
+		BaseName     string          `json:"base_name"`
+		BaseSource   string          `json:"base_source"`
+		OldBase      string          `json:"old_base"`
+		NewBase      string          `json:"new_base"`
+		OldBaseIndex string          `json:"old_base_index"`
+		OldBaseImage string          `json:"old_base_image"`
+		NewBaseIndex string          `json:"new_base_index"`
+		NewBaseImage string          `json:"new_base_image"`
+		OldOSVersion string          `json:"old_os_version"`
+		NewOSVersion string          `json:"new_os_version"`
+		Stale        bool            `json:"stale"`
+		BuildChange  bool            `json:"build_change"`
+		Note         string          `json:"note"`
+		PatchLevel   json.RawMessage `json:"patch_level"`
 	} `json:"variants"`
 }
 
@@ -44,6 +51,19 @@ func TestBasesCommand(t *testing.T) {
 	var st basesJSON
 	decodeStrict(t, out, &st)
 	win := st.Variants[2]
+	// The recorded base is an image, the base tag an index: the images
+	// are what to compare.
+	if win.OldBaseIndex != "" || win.OldBaseImage != win.OldBase || win.NewBaseImage != win.NewBase || win.NewBaseIndex == "" ||
+		win.OldBaseImage == win.NewBaseImage || st.Variants[0].PatchLevel != nil || st.At == "" {
+		t.Errorf("base digests: %+v", st)
+	}
+	// The base has no 10.0.BUILD.REV tags: the patch level is unknown,
+	// with the reason.
+	var pl patchJSON
+	decode(t, string(win.PatchLevel), &pl)
+	if pl.Status != "unknown" || !strings.Contains(pl.Reason, "has no 10.0.26100.REVISION tags") || pl.Release != "ltsc2025" || pl.Lifecycle == nil {
+		t.Errorf("patch level: %s", win.PatchLevel)
+	}
 	if code != 1 || st.Stale == nil || !*st.Stale || len(st.Variants) != 3 || st.Ref != app || !strings.HasPrefix(st.Digest, "sha256:") ||
 		win.Platform != "windows/amd64:"+winJan || win.BaseSource != "manifest-annotation" || !win.Stale ||
 		win.OldOSVersion != winJan || win.NewOSVersion != winFeb || !strings.HasPrefix(win.NewBase, "sha256:") || win.OldBase == win.NewBase {

@@ -11,13 +11,15 @@ import (
 	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/kube"
 	"github.com/imgctl/imgctl/lint"
+	"github.com/imgctl/imgctl/policy"
 )
 
 // outputSARIF is the -o value for a SARIF 2.1.0 log.
 const outputSARIF = "sarif"
 
 // sarifCapable marks, in a command's Annotations, the verbs that print
-// -o sarif: lint and check-workload, whose findings have a file and line.
+// -o sarif: lint and check-workload, whose findings have a file and line,
+// and verify, whose findings name a manifest digest and platform.
 const sarifCapable = "imgctl/output-sarif"
 
 // informationURI is imgctl's home page in the log's tool.driver.
@@ -45,6 +47,15 @@ var (
 	}
 )
 
+// verifyRules are the rules a SARIF log of verify declares up front: the
+// patch-level rules of a policy's patchLevel section. Any other rule a
+// finding names is declared as it is met (sarifResult).
+var verifyRules = []sarifRule{
+	{policy.RuleBaseBehind, "a Windows variant's base revision is behind its build's newest (or its patch level cannot be told)"},
+	{policy.RuleBaseOutOfSupport, "a Windows variant's release has left extended support"},
+	{policy.RuleBaseExtendedSupport, "a Windows variant's release is in extended support: security updates only"},
+}
+
 // sarifRule is a rule id and its one-line description.
 type sarifRule struct{ id, description string }
 
@@ -58,9 +69,9 @@ func checkOutput(cmd *cobra.Command, output string) error {
 		if cmd.Annotations[sarifCapable] == "true" {
 			return nil
 		}
-		return fmt.Errorf("%w: --output sarif is for lint and check-workload, not %s", ErrUsage, cmd.Name())
+		return fmt.Errorf("%w: --output sarif is for lint, check-workload and verify, not %s", ErrUsage, cmd.Name())
 	}
-	return fmt.Errorf("%w: --output must be text or json (sarif for lint and check-workload), not %q", ErrUsage, output)
+	return fmt.Errorf("%w: --output must be text or json (sarif for lint, check-workload and verify), not %q", ErrUsage, output)
 }
 
 // writeSARIF prints a SARIF 2.1.0 log of one run: tool.driver imgctl with
@@ -88,7 +99,11 @@ func writeSARIF(w io.Writer, rules []sarifRule, fs []findings.Finding) error {
 // sarifResult adds f to run as a result of its rule, with the message
 // annotations show and its file (relative to the repository) and line.
 func sarifResult(run *sarif.Run, f findings.Finding) {
-	run.AddRule(f.Rule) // a rule the list lacks still gets its index
+	if r := run.AddRule(f.Rule); r.ShortDescription == nil {
+		// A rule the list lacks still gets its index, and a description:
+		// the schema requires one.
+		r.WithShortDescription(sarif.NewMultiformatMessageString(f.Rule))
+	}
 	res := run.CreateResultForRule(f.Rule).WithLevel(sarifLevel(f.Severity)).WithMessage(sarif.NewTextMessage(ciMessage(f)))
 	if path := workspacePath(f.File); path != "" {
 		// A URI reference: spaces and the like percent-encoded.
@@ -98,6 +113,14 @@ func sarifResult(run *sarif.Run, f findings.Finding) {
 			loc.WithRegion(sarif.NewSimpleRegion(f.Line, f.Line))
 		}
 		res.AddLocation(sarif.NewLocationWithPhysicalLocation(loc))
+	}
+	if f.File == "" && f.Digest != "" {
+		// An index entry: a logical location, the platform by its digest.
+		ll := sarif.NewLogicalLocation().WithFullyQualifiedName(f.Digest).WithKind("module")
+		if f.Platform != "" {
+			ll.WithName(f.Platform)
+		}
+		res.AddLocation(sarif.NewLocation().WithLogicalLocations([]*sarif.LogicalLocation{ll}))
 	}
 }
 

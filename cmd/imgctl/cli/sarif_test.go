@@ -160,11 +160,11 @@ func TestSARIFCheckWorkload(t *testing.T) {
 	}
 }
 
-// TestSARIFOnlyForLintAndCheckWorkload: -o sarif on any other verb, and an
-// unknown -o, are usage errors (exit 2) before any work.
+// TestSARIFOnlyForLintAndCheckWorkload: -o sarif on any verb but lint,
+// check-workload and verify, and an unknown -o, are usage errors (exit 2)
+// before any work.
 func TestSARIFOnlyForLintAndCheckWorkload(t *testing.T) {
 	for _, args := range [][]string{
-		{"verify", "127.0.0.1:1/app:1", "-o", "sarif"},
 		{"inspect", "127.0.0.1:1/app:1", "-o", "sarif"},
 		{"version", "-o", "sarif"},
 		{"-o", "sarif", "promote", "127.0.0.1:1/a:1", "127.0.0.1:1/b:1"},

@@ -26,8 +26,9 @@ type verifyOptions struct {
 func newVerifyCmd(ro *rootOptions) *cobra.Command {
 	o := &verifyOptions{}
 	cmd := &cobra.Command{
-		Use:   "verify REF",
-		Short: "Check that every Windows variant carries an os.version target nodes accept",
+		Use:         "verify REF",
+		Annotations: map[string]string{sarifCapable: "true"},
+		Short:       "Check that every Windows variant carries an os.version target nodes accept",
 		Long: `verify reads an index, its child manifests and their configs (no layer unless --layers)
 and simulates how containerd 2.x, containerd 1.7 and Docker pick a variant on
 each target Windows build. With --key it checks the cosign signatures of the
@@ -131,8 +132,11 @@ func (o *verifyOptions) options(stderr io.Writer) (verify.Options, error) {
 
 // printReport writes a verify report as JSON per the contract or as text.
 func printReport(w io.Writer, format string, rep *verify.Report) error {
-	if format == "json" {
+	switch format {
+	case "json":
 		return writeJSON(w, rep)
+	case outputSARIF:
+		return writeSARIF(w, verifyRules, rep.Findings)
 	}
 	status := "PASSED"
 	if !rep.Passed {

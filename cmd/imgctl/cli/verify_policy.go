@@ -14,11 +14,13 @@ import (
 type gateFlags struct {
 	policy, signed string
 	keys           []string
+	at             string
 }
 
 func (g *gateFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&g.policy, "policy", "", "policy file (YAML, see examples/policy.yaml); the flags add to it")
 	fl.StringSliceVar(&g.keys, "key", nil, "cosign public key the reference's digest must be signed with (repeatable; added to the policy's keys)")
+	fl.StringVar(&g.at, "at", "", "the date the policy's patchLevel limits are checked on, YYYY-MM-DD (UTC; default today)")
 	fl.StringVar(&g.signed, "signed", "reference", "what --key checks: reference (the digest REF names, as cosign verify; an index's signature covers its children) or all (every child too)")
 }
 
@@ -36,9 +38,16 @@ func (g *gateFlags) gate(vo verify.Options) (*policy.Gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: --signed: %w", ErrUsage, err)
 	}
+	at, err := parseAt(g.at)
+	if err != nil {
+		return nil, err
+	}
 	gt, err := policy.NewGate(p, vo, splitList(g.keys), scope)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if gt.PatchLevel != nil {
+		gt.PatchLevel.At = at
 	}
 	return gt, nil
 }

@@ -2,6 +2,12 @@ package buildtest
 
 import (
 	"fmt"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/imgctl/imgctl/platform"
 )
@@ -36,6 +42,61 @@ func PushNextRevision(ref, osVersion string) (string, error) {
 	}
 	if err := push(ref, img); err != nil {
 		return "", err
+	}
+	return next, nil
+}
+
+// RevisionTag returns the tag MCR gives a base revision beside its moving
+// tags: ref's repository with the tag osVersion (10.0.BUILD.REV).
+func RevisionTag(ref, osVersion string) (string, error) {
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		return "", fmt.Errorf("parsing reference %q: %w", ref, err)
+	}
+	return r.Context().Tag(osVersion).String(), nil
+}
+
+// TagRevision tags the image ref points at, of os.version osVersion, with
+// its revision tag (RevisionTag), so that the repository is laid out like
+// MCR's and `imgctl bases` can tell the variant's patch level.
+func TagRevision(ref, osVersion string) error {
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		return fmt.Errorf("parsing reference %q: %w", ref, err)
+	}
+	desc, err := remote.Get(r)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", ref, err)
+	}
+	if err := remote.Tag(r.Context().Tag(osVersion), desc); err != nil {
+		return fmt.Errorf("tagging %s as %s: %w", ref, osVersion, err)
+	}
+	return nil
+}
+
+// PushPatchTuesday is PushNextRevision with the new revision's config
+// created at created (MCR builds a base some days before its Patch
+// Tuesday), pushed under ref and under its revision tag.
+func PushPatchTuesday(ref, osVersion string, created time.Time) (string, error) {
+	next, err := NextRevision(osVersion)
+	if err != nil {
+		return "", err
+	}
+	img, err := NanoserverLike(next)
+	if err != nil {
+		return "", err
+	}
+	if img, err = mutate.CreatedAt(img, v1.Time{Time: created}); err != nil {
+		return "", err
+	}
+	tag, err := RevisionTag(ref, next)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range []string{tag, ref} {
+		if err := push(r, img); err != nil {
+			return "", err
+		}
 	}
 	return next, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/imgctl/imgctl/internal/testing/buildtest"
 )
@@ -75,7 +76,14 @@ func (s *story) patchTuesday() error {
 	if s.out.BaseBefore, err = s.resolve(s.bases.Nanoserver2025, "ltsc2025"); err != nil {
 		return err
 	}
-	if _, err := buildtest.PushNextRevision(s.bases.Nanoserver2025, s.out.BaseBefore.OSVersion); err != nil {
+	if err := s.tagRevisions(); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.w, "\nthe patch level before Patch Tuesday, on %s:", patchReportDate)
+	if err := s.expect(exitOK, "bases", s.ci, "--at", patchReportDate); err != nil {
+		return err
+	}
+	if _, err := buildtest.PushPatchTuesday(s.bases.Nanoserver2025, s.out.BaseBefore.OSVersion, patchRevisionCreated); err != nil {
 		return err
 	}
 	if s.out.BaseAfter, err = s.resolve(s.bases.Nanoserver2025, "ltsc2025"); err != nil {
@@ -86,10 +94,34 @@ func (s *story) patchTuesday() error {
 	return c.flush()
 }
 
+// The demo's Patch Tuesday: the seeded bases were created on
+// regtest.FixtureTime (2025-01-01); the new ltsc2025 revision is built on
+// 2025-02-06, 5 days before February's Patch Tuesday (02-11), and the
+// patch level is reported on 2025-02-20, the fix then 14 days old.
+var patchRevisionCreated = time.Date(2025, time.February, 6, 18, 0, 0, 0, time.UTC)
+
+const patchReportDate = "2025-02-20"
+
+// tagRevisions gives both Windows bases their revision tags
+// (10.0.BUILD.REV), as MCR does, so that imgctl bases can tell the
+// variants' patch level.
+func (s *story) tagRevisions() error {
+	for _, b := range []struct{ ref, release string }{{s.bases.Nanoserver2022, "ltsc2022"}, {s.bases.Nanoserver2025, "ltsc2025"}} {
+		v, err := s.resolve(b.ref, b.release)
+		if err != nil {
+			return err
+		}
+		if err := buildtest.TagRevision(b.ref, v.OSVersion); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // stale is step 5: imgctl bases finds the ltsc2025 variant stale.
 func (s *story) stale() error {
-	s.step("5. imgctl bases: the ltsc2025 variant is stale (exit 1)")
-	s.out.BasesBefore = s.imgctl("bases", s.ci)
+	s.step("5. imgctl bases: the ltsc2025 variant is stale (exit 1), one Patch Tuesday behind")
+	s.out.BasesBefore = s.imgctl("bases", s.ci, "--at", patchReportDate)
 	if s.out.BasesBefore != exitFindings {
 		return fmt.Errorf("imgctl bases exited %d before the rebase, want %d", s.out.BasesBefore, exitFindings)
 	}
@@ -111,7 +143,7 @@ func (s *story) rebase() error {
 	if err := c.flush(); err != nil {
 		return err
 	}
-	s.out.BasesAfter = s.imgctl("bases", s.rebased)
+	s.out.BasesAfter = s.imgctl("bases", s.rebased, "--at", patchReportDate)
 	if s.out.BasesAfter != exitOK {
 		return fmt.Errorf("imgctl bases exited %d after the rebase, want 0", s.out.BasesAfter)
 	}

@@ -1,0 +1,33 @@
+package patchlevel
+
+import (
+	"cmp"
+
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/imgctl/imgctl/platform"
+	"github.com/imgctl/imgctl/snapshot"
+)
+
+// SubjectsOf returns the Windows images of a snapshot (attestations and
+// nested indexes aside) as subjects: each with its platform and the base
+// its org.opencontainers.image.base.name annotation names (the manifest's,
+// else its index descriptor's), parsed with opts. A missing or unreadable
+// base name leaves Base nil, which Check reports.
+func SubjectsOf(s *snapshot.Snapshot, opts ...name.Option) []Subject {
+	var out []Subject
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		p := e.Platform()
+		if e.Manifest == nil || e.IsAttestation() || p == nil || platform.Normalize(*p).OS != "windows" {
+			continue
+		}
+		sub := Subject{Platform: *p, Digest: e.Descriptor.Digest.String()}
+		n := cmp.Or(e.Manifest.Annotations[snapshot.AnnotationBaseName], e.Descriptor.Annotations[snapshot.AnnotationBaseName])
+		if ref, err := name.ParseReference(n, opts...); n != "" && err == nil {
+			sub.Base = ref
+		}
+		out = append(out, sub)
+	}
+	return out
+}
