@@ -81,6 +81,9 @@ func (r *run) solveAll(ctx context.Context) ([]*graft.Exported, error) {
 					ex, err = p.solveOne(gctx, c, opt, StatusTo(ctx, &fwd, o.Status, label), src)
 				}
 			}
+			if err == nil {
+				err = r.windowsSBOM(gctx, i, src, ex)
+			}
 			if err != nil {
 				return fmt.Errorf("building %s: %w", v.Name, err)
 			}

@@ -1,0 +1,250 @@
+package build_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	spdx "github.com/spdx/tools-golang/spdx/v2/v2_3"
+
+	"github.com/imgctl/imgctl/build"
+	"github.com/imgctl/imgctl/build/nodes"
+	"github.com/imgctl/imgctl/build/variant"
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
+	"github.com/imgctl/imgctl/internal/testing/regtest"
+	"github.com/imgctl/imgctl/registry"
+	"github.com/imgctl/imgctl/snapshot"
+)
+
+// sbomDockerfile is a Windows stage without RUN: a graft keeps it.
+const sbomDockerfile = `ARG WINDOWS_BASE=mcr.microsoft.com/windows/nanoserver:ltsc2025
+FROM ${WINDOWS_BASE}
+COPY app.exe /app/app.exe
+ENTRYPOINT ["C:\\app\\app.exe"]
+`
+
+// sbomBase is a Windows base pushed as MCR lays one out: an index at a
+// tag holding one Windows image.
+type sbomBase struct {
+	ref, osVersion string
+	index          v1.Hash
+	layers         []v1.Hash
+}
+
+func pushSBOMBase(t *testing.T, reg *regtest.Registry, repoTag, osVersion string) sbomBase {
+	t.Helper()
+	img := regtest.Must(regtest.WindowsBaseImage(osVersion, regtest.WithSeed(t.Name()+repoTag)))(t)
+	idx := mutate.AppendManifests(empty.Index, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{
+		Platform: &v1.Platform{OS: "windows", Architecture: "amd64", OSVersion: osVersion}}})
+	if _, err := regtest.Push(reg.MustRef(t, repoTag), idx); err != nil {
+		t.Fatal(err)
+	}
+	b := sbomBase{ref: reg.Host() + "/" + repoTag, osVersion: osVersion, index: regtest.Must(idx.Digest())(t)}
+	for _, l := range regtest.Must(img.Manifest())(t).Layers {
+		b.layers = append(b.layers, l.Digest)
+	}
+	return b
+}
+
+// sbomBuild builds dir's Dockerfile for ltsc2022 and ltsc2025 on bases
+// with an SBOM from scanner and returns the build's notes.
+func sbomBuild(t *testing.T, d *buildtest.Daemon, tag, dir, scanner string, bases map[string]sbomBase, sb build.SBOM) []string {
+	t.Helper()
+	tg := regtest.Must(name.NewTag(tag, name.Insecure))(t)
+	var mu sync.Mutex
+	var notes []string
+	sb.Generator = scanner
+	o := build.Options{
+		Builder:    nodes.Builder{Addr: d.Addr},
+		ContextDir: dir,
+		Variants: variant.VariantOptions{
+			Platforms:    []v1.Platform{{OS: "windows", Architecture: "amd64"}},
+			Windows:      []string{"ltsc2022", "ltsc2025"},
+			WindowsBases: map[string]string{"ltsc2022": bases["ltsc2022"].ref, "ltsc2025": bases["ltsc2025"].ref},
+		},
+		Tag:           tg,
+		Registry:      registry.New(),
+		Provenance:    &build.Provenance{Mode: build.ProvenanceMin},
+		SBOM:          &sb,
+		SkeletonCache: t.TempDir(),
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Note: func(m string) {
+			mu.Lock()
+			notes = append(notes, m)
+			mu.Unlock()
+		},
+	}
+	if _, err := build.Build(context.Background(), o); err != nil {
+		t.Fatalf("build %s: %v\nbuildkitd: %s", tag, err, d.LogTail(20))
+	}
+	return notes
+}
+
+// sbomOf is the SPDX document attached to the image d of ii, read with
+// the SPDX project's Go model, after checking that the statement's subject
+// is the image.
+func sbomOf(t *testing.T, ii v1.ImageIndex, im *v1.IndexManifest, d v1.Descriptor) *spdx.Document {
+	t.Helper()
+	for _, a := range im.Manifests {
+		if s, ok := snapshot.Subject(a); !ok || s != d.Digest {
+			continue
+		}
+		img := regtest.Must(ii.Image(a.Digest))(t)
+		for _, l := range regtest.Must(img.Manifest())(t).Layers {
+			if l.Annotations[snapshot.AnnotationPredicateType] != snapshot.PredicateSPDX {
+				continue
+			}
+			rc := regtest.Must(regtest.Must(img.LayerByDigest(l.Digest))(t).Compressed())(t)
+			dt, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st struct {
+				Subject []struct {
+					Digest map[string]string `json:"digest"`
+				} `json:"subject"`
+				Predicate spdx.Document `json:"predicate"`
+			}
+			if err := json.Unmarshal(dt, &st); err != nil {
+				t.Fatalf("%v\n%s", err, dt)
+			}
+			if len(st.Subject) != 1 || st.Subject[0].Digest["sha256"] != d.Digest.Hex {
+				t.Errorf("%s: SBOM subject %+v, want the image %s", d.Platform, st.Subject, d.Digest)
+			}
+			return &st.Predicate
+		}
+	}
+	t.Fatalf("%s: no SPDX statement attests %s", d.Platform, d.Digest)
+	return nil
+}
+
+// checkWindowsOS requires doc to hold the Windows OS of base, product
+// product, and the base by digest as the image's ancestor.
+func checkWindowsOS(t *testing.T, doc *spdx.Document, base sbomBase, product, cpeProduct string) {
+	t.Helper()
+	var osPkg, basePkg *spdx.Package
+	for _, p := range doc.Packages {
+		switch p.PrimaryPackagePurpose {
+		case "OPERATING-SYSTEM":
+			if osPkg != nil {
+				t.Errorf("two operating systems")
+			}
+			osPkg = p
+		case "CONTAINER":
+			basePkg = p
+		}
+	}
+	if osPkg == nil || basePkg == nil {
+		t.Fatalf("no OS or base package among %d", len(doc.Packages))
+	}
+	wantCPE := "cpe:2.3:o:microsoft:" + cpeProduct + ":" + base.osVersion + ":*:*:*:*:*:*:*"
+	if osPkg.PackageName != product || osPkg.PackageVersion != base.osVersion || len(osPkg.PackageExternalReferences) != 1 ||
+		osPkg.PackageExternalReferences[0].Locator != wantCPE {
+		t.Errorf("OS package %s %s %+v, want %s %s %s", osPkg.PackageName, osPkg.PackageVersion, osPkg.PackageExternalReferences, product, base.osVersion, wantCPE)
+	}
+	i := strings.LastIndex(base.ref, ":")
+	repo, tag := base.ref[:i], base.ref[i+1:]
+	if basePkg.PackageName != repo || basePkg.PackageVersion != base.index.String() || len(basePkg.PackageExternalReferences) != 1 ||
+		!strings.HasPrefix(basePkg.PackageExternalReferences[0].Locator, "pkg:oci/"+repo[strings.LastIndex(repo, "/")+1:]+"@"+base.index.String()+"?") ||
+		!strings.HasSuffix(basePkg.PackageExternalReferences[0].Locator, "&tag="+tag) {
+		t.Errorf("base package %s %s %+v, want %s at %s", basePkg.PackageName, basePkg.PackageVersion, basePkg.PackageExternalReferences, repo, base.index)
+	}
+	root := ""
+	var rels []string
+	for _, r := range doc.Relationships {
+		rel := string(r.RefA.ElementRefID) + " " + r.Relationship + " " + string(r.RefB.ElementRefID)
+		rels = append(rels, rel)
+		if r.RefA.ElementRefID == "DOCUMENT" && r.Relationship == "DESCRIBES" {
+			root = string(r.RefB.ElementRefID)
+		}
+	}
+	if root == "" {
+		root = "DOCUMENT"
+	}
+	osID, baseID := string(osPkg.PackageSPDXIdentifier), string(basePkg.PackageSPDXIdentifier)
+	for _, want := range []string{root + " DESCENDANT_OF " + baseID, root + " CONTAINS " + osID, baseID + " CONTAINS " + osID} {
+		if !slices.Contains(rels, want) {
+			t.Errorf("no relationship %q among %v", want, rels)
+		}
+	}
+}
+
+// filesOf lists an SPDX document's file names.
+func filesOf(doc *spdx.Document) []string {
+	var out []string
+	for _, f := range doc.Files {
+		out = append(out, f.FileName)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestWindowsSBOM builds ltsc2022 (on nanoserver) and ltsc2025 (on
+// servercore) variants with --sbom on a real buildkitd. On BuildKit's
+// plain path each image's SBOM lists what the scanner found, base files
+// included, plus the Windows operating system (product from the base
+// repository, os.version, CPE) and the base by digest as the image's
+// ancestor.
+func TestWindowsSBOM(t *testing.T) {
+	gets := &blobGets{gets: map[string]int{}}
+	reg := regtest.New(t, regtest.WithMiddleware(gets.middleware))
+	bases := map[string]sbomBase{
+		"ltsc2022": pushSBOMBase(t, reg, "windows/nanoserver:ltsc2022", regtest.OSVersionLTSC2022),
+		"ltsc2025": pushSBOMBase(t, reg, "windows/servercore:ltsc2025", regtest.OSVersionLTSC2025),
+	}
+	products := map[string][2]string{
+		regtest.OSVersionLTSC2022: {"Nano Server", "windows_server_2022"},
+		regtest.OSVersionLTSC2025: {"Windows Server Core", "windows_server_2025"},
+	}
+	scanner, err := buildtest.PushScanner(reg.Host() + "/tools/scanner:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := graftContext(t, sbomDockerfile)
+	daemon := buildtest.New(t, buildtest.Options{InsecureRegistries: []string{reg.Host()}})
+
+	t.Run("plain path", func(t *testing.T) {
+		tag := reg.Host() + "/app/sbom:plain"
+		notes := sbomBuild(t, daemon, tag, dir, scanner, bases, build.SBOM{})
+		if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "an SBOM scans the base's files") }) {
+			t.Errorf("notes %q: want the plain path for the SBOM", notes)
+		}
+		ii, im := indexAt(t, tag)
+		n := 0
+		for _, d := range im.Manifests {
+			if d.Platform == nil || d.Platform.OS != "windows" {
+				continue
+			}
+			n++
+			doc := sbomOf(t, ii, im, d)
+			base := bases[platformRelease(d.Platform.OSVersion)]
+			p := products[d.Platform.OSVersion]
+			checkWindowsOS(t, doc, base, p[0], p[1])
+			files := filesOf(doc)
+			if !slices.Contains(files, "/app/app.exe") || !slices.Contains(files, "/License.txt") {
+				t.Errorf("%s: the scanner's files %v lack the app or the base's License.txt", d.Platform, files)
+			}
+		}
+		if n != 2 {
+			t.Fatalf("%d Windows images, want 2", n)
+		}
+	})
+}
+
+// platformRelease is the LTSC name of a test os.version.
+func platformRelease(osVersion string) string {
+	if osVersion == regtest.OSVersionLTSC2022 {
+		return "ltsc2022"
+	}
+	return "ltsc2025"
+}
