@@ -25,10 +25,14 @@ import (
 	"github.com/imgctl/imgctl/snapshot"
 )
 
-// sbomDockerfile is a Windows stage without RUN: a graft keeps it.
+// sbomDockerfile is a Windows stage without RUN, which a graft keeps. Its
+// WORKDIR is a directory of the base, so that the pruned placeholder
+// keeps that directory's (content-less) files, which the scanner sees.
 const sbomDockerfile = `ARG WINDOWS_BASE=mcr.microsoft.com/windows/nanoserver:ltsc2025
 FROM ${WINDOWS_BASE}
 COPY app.exe /app/app.exe
+COPY app.exe /Windows/System32/app-copy.exe
+WORKDIR /Windows/System32
 ENTRYPOINT ["C:\\app\\app.exe"]
 `
 
@@ -233,6 +237,45 @@ func TestWindowsSBOM(t *testing.T) {
 			files := filesOf(doc)
 			if !slices.Contains(files, "/app/app.exe") || !slices.Contains(files, "/License.txt") {
 				t.Errorf("%s: the scanner's files %v lack the app or the base's License.txt", d.Platform, files)
+			}
+		}
+		if n != 2 {
+			t.Fatalf("%d Windows images, want 2", n)
+		}
+	})
+
+	// --sbom base=reference keeps the graft: BuildKit fetches no base
+	// layer, the scanner sees the stage's files on the placeholder, the
+	// placeholder's content-less files are taken out, and the base is
+	// recorded by reference.
+	t.Run("base=reference", func(t *testing.T) {
+		gets.take()
+		tag := reg.Host() + "/app/sbom:reference"
+		notes := sbomBuild(t, daemon, tag, dir, scanner, bases, build.SBOM{BaseReference: true})
+		if slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "plain path") }) {
+			t.Errorf("notes %q: want both variants grafted", notes)
+		}
+		got := gets.take()
+		for _, b := range bases {
+			for _, l := range b.layers {
+				if got[l.String()] > 0 {
+					t.Errorf("BuildKit fetched base layer %s of %s", l, b.ref)
+				}
+			}
+		}
+		ii, im := indexAt(t, tag)
+		n := 0
+		for _, d := range im.Manifests {
+			if d.Platform == nil || d.Platform.OS != "windows" {
+				continue
+			}
+			n++
+			doc := sbomOf(t, ii, im, d)
+			base := bases[platformRelease(d.Platform.OSVersion)]
+			p := products[d.Platform.OSVersion]
+			checkWindowsOS(t, doc, base, p[0], p[1])
+			if files := filesOf(doc); !slices.Equal(files, []string{"/Windows/System32/app-copy.exe", "/app/app.exe"}) {
+				t.Errorf("%s: the SBOM lists %v, want the stage's two files only", d.Platform, files)
 			}
 		}
 		if n != 2 {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -29,9 +30,18 @@ import (
 // digest, config os.version), never from the base's files. A build
 // without an SBOM, a variant without a resolved Windows base, and an
 // attestation without an SPDX statement are left as they are.
-func (r *run) windowsSBOM(ctx context.Context, i int, src graft.BlobSource, ex *graft.Exported) error {
+//
+// A variant grafted (gr) with SBOM.BaseReference was scanned on the
+// placeholder: the scanner listed the placeholder's files as empty files,
+// and they are taken out of the SBOM, which then lists the stage's own
+// files and records the base by reference.
+func (r *run) windowsSBOM(ctx context.Context, i int, src graft.BlobSource, ex *graft.Exported, gr *graft.Graft) error {
 	if r.o.SBOM == nil {
 		return nil
+	}
+	placeholder, err := r.placeholderFiles(gr, ex)
+	if err != nil {
+		return err
 	}
 	fb, b, ok := r.p.windowsBase(i)
 	if !ok {
@@ -63,7 +73,7 @@ func (r *run) windowsSBOM(ctx context.Context, i int, src graft.BlobSource, ex *
 			if w.OSVersion == "" {
 				w.OSVersion = img.Platform.OSVersion
 			}
-			nc, ok, err := withWindowsOS(ctx, src, c, img, w, repo)
+			nc, ok, err := withWindowsOS(ctx, src, c, img, sbomEdit{w, placeholder}, repo)
 			if err != nil {
 				return fmt.Errorf("adding the Windows OS to the SBOM of %s: %w", r.p.Variants[i].Name, err)
 			}
@@ -92,9 +102,29 @@ func presentChildren(ex *graft.Exported, repo name.Repository) []index.Prepared 
 	return out
 }
 
-// withWindowsOS is attestation child c of image img with w added to each
-// of its SPDX statements; false when it has none.
-func withWindowsOS(ctx context.Context, src graft.BlobSource, c index.Prepared, img v1.Descriptor, w spdxos.Windows, repo name.Repository) (index.Prepared, bool, error) {
+// sbomEdit is what withWindowsOS does to an SPDX statement: drop the
+// placeholder's files, when set, and add the Windows OS and base.
+type sbomEdit struct {
+	windows     spdxos.Windows
+	placeholder map[string]bool
+}
+
+func (e sbomEdit) apply(st []byte) ([]byte, error) {
+	if e.placeholder != nil {
+		var err error
+		st, _, err = spdxos.DropFiles(st, func(name, sum string) bool {
+			return sum == spdxos.EmptySHA256 && e.placeholder[strings.ToLower(name)]
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return spdxos.AddWindows(st, e.windows)
+}
+
+// withWindowsOS is attestation child c of image img with each of its SPDX
+// statements edited by e; false when it has none.
+func withWindowsOS(ctx context.Context, src graft.BlobSource, c index.Prepared, img v1.Descriptor, e sbomEdit, repo name.Repository) (index.Prepared, bool, error) {
 	read := func(d v1.Descriptor, manifest bool) ([]byte, error) {
 		for _, b := range c.Blobs {
 			if b.Descriptor.Digest == d.Digest && b.Data != nil {
@@ -125,7 +155,7 @@ func withWindowsOS(ctx context.Context, src graft.BlobSource, c index.Prepared, 
 		if l.Annotations[snapshot.AnnotationPredicateType] != snapshot.PredicateSPDX {
 			continue
 		}
-		if statements[k], err = spdxos.AddWindows(st, w); err != nil {
+		if statements[k], err = e.apply(st); err != nil {
 			if errors.Is(err, spdxos.ErrNotSPDX) {
 				statements[k] = st
 				continue
@@ -167,4 +197,14 @@ func withWindowsOS(ctx context.Context, src graft.BlobSource, c index.Prepared, 
 		from = repo.Digest(c.Descriptor.Digest.String())
 	}
 	return index.Prepared{Descriptor: d, Manifest: at.Manifest, Blobs: blobs, From: from}, true, nil
+}
+
+// placeholderFiles are the files of gr's placeholder when the variant was
+// grafted (ex.Prepared is set; a graft that failed was solved again on the
+// plain path) with an SBOM that records the base by reference; else nil.
+func (r *run) placeholderFiles(gr *graft.Graft, ex *graft.Exported) (map[string]bool, error) {
+	if gr == nil || ex.Prepared == nil || !r.o.SBOM.BaseReference {
+		return nil, nil
+	}
+	return gr.PlaceholderFiles()
 }

@@ -212,3 +212,44 @@ func TestProductAndCPE(t *testing.T) {
 		}
 	}
 }
+
+// TestDropFiles: the files drop names go, with the relationships naming
+// them, wherever they stand in their arrays; the rest keeps its bytes.
+func TestDropFiles(t *testing.T) {
+	st := `{"predicateType":"https://spdx.dev/Document","predicate":{"spdxVersion":"SPDX-2.3","SPDXID":"SPDXRef-DOCUMENT",
+ "files": [
+  {"fileName": "/License.txt", "SPDXID": "SPDXRef-F1", "checksums": [{"algorithm": "SHA256", "checksumValue": "` + EmptySHA256 + `"}]},
+  {"fileName": "/app/app.exe", "SPDXID": "SPDXRef-F2", "checksums": [{"algorithm": "SHA256", "checksumValue": "00"}]},
+  {"fileName": "/Windows/System32/cmd.exe", "SPDXID": "SPDXRef-F3", "checksums": [{"algorithm": "SHA256", "checksumValue": "` + EmptySHA256 + `"}]}
+ ],
+ "relationships": [
+  {"spdxElementId": "SPDXRef-P", "relatedSpdxElement": "SPDXRef-F1", "relationshipType": "CONTAINS"},
+  {"spdxElementId": "SPDXRef-P", "relatedSpdxElement": "SPDXRef-F2", "relationshipType": "CONTAINS"},
+  {"spdxElementId": "SPDXRef-F3", "relatedSpdxElement": "SPDXRef-P", "relationshipType": "OTHER"}
+ ]}}`
+	out, names, err := DropFiles([]byte(st), func(name, sum string) bool { return sum == EmptySHA256 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"predicateType":"https://spdx.dev/Document","predicate":{"spdxVersion":"SPDX-2.3","SPDXID":"SPDXRef-DOCUMENT",
+ "files": [
+  {"fileName": "/app/app.exe", "SPDXID": "SPDXRef-F2", "checksums": [{"algorithm": "SHA256", "checksumValue": "00"}]}
+ ],
+ "relationships": [
+  {"spdxElementId": "SPDXRef-P", "relatedSpdxElement": "SPDXRef-F2", "relationshipType": "CONTAINS"}
+ ]}}`
+	if string(out) != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+	if !slices.Equal(names, []string{"/License.txt", "/Windows/System32/cmd.exe"}) {
+		t.Errorf("dropped %v", names)
+	}
+	same, none, err := DropFiles([]byte(st), func(string, string) bool { return false })
+	if err != nil || string(same) != st || len(none) != 0 {
+		t.Errorf("nothing to drop changed the statement (%v, %v)", none, err)
+	}
+	all, _, err := DropFiles([]byte(st), func(string, string) bool { return true })
+	if err != nil || !json.Valid(all) || strings.Contains(string(all), "SPDXRef-F") {
+		t.Errorf("dropping all: %v\n%s", err, all)
+	}
+}
