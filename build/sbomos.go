@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/moby/buildkit/client"
 	ocispecs "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/imgctl/imgctl/build/graft"
@@ -35,11 +37,11 @@ import (
 // placeholder: the scanner listed the placeholder's files as empty files,
 // and they are taken out of the SBOM, which then lists the stage's own
 // files and records the base by reference.
-func (r *run) windowsSBOM(ctx context.Context, i int, src graft.BlobSource, ex *graft.Exported, gr *graft.Graft) error {
+func (r *run) windowsSBOM(ctx context.Context, i int, c *client.Client, src graft.BlobSource, ex *graft.Exported, gr *graft.Graft) error {
 	if r.o.SBOM == nil {
 		return nil
 	}
-	placeholder, err := r.placeholderFiles(gr, ex)
+	placeholder, err := r.placeholderOnly(ctx, c, gr, ex)
 	if err != nil {
 		return err
 	}
@@ -112,8 +114,9 @@ type sbomEdit struct {
 func (e sbomEdit) apply(st []byte) ([]byte, error) {
 	if e.placeholder != nil {
 		var err error
-		st, _, err = spdxos.DropFiles(st, func(name, sum string) bool {
-			return sum == spdxos.EmptySHA256 && e.placeholder[strings.ToLower(name)]
+		st, _, err = spdxos.DropFiles(st, func(name, _ string) bool {
+			// Syft names files relative to the scanned root.
+			return e.placeholder[strings.ToLower(path.Join("/", name))]
 		})
 		if err != nil {
 			return nil, err
@@ -199,12 +202,36 @@ func withWindowsOS(ctx context.Context, src graft.BlobSource, c index.Prepared, 
 	return index.Prepared{Descriptor: d, Manifest: at.Manifest, Blobs: blobs, From: from}, true, nil
 }
 
-// placeholderFiles are the files of gr's placeholder when the variant was
-// grafted (ex.Prepared is set; a graft that failed was solved again on the
-// plain path) with an SBOM that records the base by reference; else nil.
-func (r *run) placeholderFiles(gr *graft.Graft, ex *graft.Exported) (map[string]bool, error) {
-	if gr == nil || ex.Prepared == nil || !r.o.SBOM.BaseReference {
+// placeholderOnly are the files of gr's placeholder that the stage's own
+// layers do not hold, when the variant was grafted (ex.Prepared is set; a
+// graft that failed was solved again on the plain path) with an SBOM that
+// records the base by reference; else nil. The stage's layers are read
+// from the daemon c (else the tag's repository); no base layer is read.
+func (r *run) placeholderOnly(ctx context.Context, c *client.Client, gr *graft.Graft, ex *graft.Exported) (map[string]bool, error) {
+	if gr == nil || ex.Prepared == nil || !r.o.SBOM.BaseReference || len(ex.Images) != 1 {
 		return nil, nil
 	}
-	return gr.PlaceholderFiles()
+	files, err := gr.PlaceholderFiles()
+	if err != nil {
+		return nil, err
+	}
+	stage := map[string]bool{}
+	for _, d := range gr.StageLayers(ex.Images[0]) {
+		l, err := graft.DaemonLayer(ctx, c.ContentClient(), d)
+		if err == nil {
+			err = graft.LayerFiles(l, stage)
+		}
+		if err != nil {
+			if l, err = r.rc.Layer(ctx, r.o.Tag.Context().Digest(d.Digest.String())); err == nil {
+				err = graft.LayerFiles(l, stage)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the stage's layer %s: %w", d.Digest, err)
+		}
+	}
+	for p := range stage {
+		delete(files, p)
+	}
+	return files, nil
 }

@@ -82,7 +82,7 @@ func (r *run) solveAll(ctx context.Context) ([]*graft.Exported, error) {
 				}
 			}
 			if err == nil {
-				err = r.windowsSBOM(gctx, i, src, ex, gr)
+				err = r.windowsSBOM(gctx, i, c, src, ex, gr)
 			}
 			if err != nil {
 				return fmt.Errorf("building %s: %w", v.Name, err)
