@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -36,12 +37,46 @@ WORKDIR /Windows/System32
 ENTRYPOINT ["C:\\app\\app.exe"]
 `
 
+// allBlobGets counts the GETs of blobs by digest, whoever asks (BuildKit,
+// or imgctl reading a base layer for its skeleton).
+type allBlobGets struct {
+	mu   sync.Mutex
+	gets map[string]int
+}
+
+func (b *allBlobGets) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/blobs/sha256:") {
+			b.mu.Lock()
+			b.gets[req.URL.Path[strings.LastIndex(req.URL.Path, "/")+1:]]++
+			b.mu.Unlock()
+		}
+		next.ServeHTTP(w, req)
+	})
+}
+
+// baseBytes is how many bytes of the bases' layers the GETs since the
+// last call read, and how many GETs.
+func (b *allBlobGets) baseBytes(bases map[string]sbomBase) (n int, bytes int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, base := range bases {
+		for j, l := range base.layers {
+			n += b.gets[l.String()]
+			bytes += int64(b.gets[l.String()]) * base.sizes[j]
+		}
+	}
+	b.gets = map[string]int{}
+	return n, bytes
+}
+
 // sbomBase is a Windows base pushed as MCR lays one out: an index at a
 // tag holding one Windows image.
 type sbomBase struct {
 	ref, osVersion string
 	index          v1.Hash
 	layers         []v1.Hash
+	sizes          []int64
 }
 
 func pushSBOMBase(t *testing.T, reg *regtest.Registry, repoTag, osVersion string) sbomBase {
@@ -54,19 +89,22 @@ func pushSBOMBase(t *testing.T, reg *regtest.Registry, repoTag, osVersion string
 	}
 	b := sbomBase{ref: reg.Host() + "/" + repoTag, osVersion: osVersion, index: regtest.Must(idx.Digest())(t)}
 	for _, l := range regtest.Must(img.Manifest())(t).Layers {
-		b.layers = append(b.layers, l.Digest)
+		b.layers, b.sizes = append(b.layers, l.Digest), append(b.sizes, l.Size)
 	}
 	return b
 }
 
 // sbomBuild builds dir's Dockerfile for ltsc2022 and ltsc2025 on bases
 // with an SBOM from scanner and returns the build's notes.
-func sbomBuild(t *testing.T, d *buildtest.Daemon, tag, dir, scanner string, bases map[string]sbomBase, sb build.SBOM) []string {
+func sbomBuild(t *testing.T, d *buildtest.Daemon, tag, dir, scanner string, bases map[string]sbomBase, sb build.SBOM, cache ...string) []string {
 	t.Helper()
 	tg := regtest.Must(name.NewTag(tag, name.Insecure))(t)
 	var mu sync.Mutex
 	var notes []string
 	sb.Generator = scanner
+	if len(cache) == 0 {
+		cache = []string{t.TempDir()}
+	}
 	o := build.Options{
 		Builder:    nodes.Builder{Addr: d.Addr},
 		ContextDir: dir,
@@ -79,7 +117,7 @@ func sbomBuild(t *testing.T, d *buildtest.Daemon, tag, dir, scanner string, base
 		Registry:      registry.New(),
 		Provenance:    &build.Provenance{Mode: build.ProvenanceMin},
 		SBOM:          &sb,
-		SkeletonCache: t.TempDir(),
+		SkeletonCache: cache[0],
 		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Note: func(m string) {
 			mu.Lock()
@@ -201,7 +239,8 @@ func filesOf(doc *spdx.Document) []string {
 // ancestor.
 func TestWindowsSBOM(t *testing.T) {
 	gets := &blobGets{gets: map[string]int{}}
-	reg := regtest.New(t, regtest.WithMiddleware(gets.middleware))
+	all := &allBlobGets{gets: map[string]int{}}
+	reg := regtest.New(t, regtest.WithMiddleware(gets.middleware), regtest.WithMiddleware(all.middleware))
 	bases := map[string]sbomBase{
 		"ltsc2022": pushSBOMBase(t, reg, "windows/nanoserver:ltsc2022", regtest.OSVersionLTSC2022),
 		"ltsc2025": pushSBOMBase(t, reg, "windows/servercore:ltsc2025", regtest.OSVersionLTSC2025),
@@ -280,6 +319,26 @@ func TestWindowsSBOM(t *testing.T) {
 		}
 		if n != 2 {
 			t.Fatalf("%d Windows images, want 2", n)
+		}
+	})
+
+	// The base bytes a base=reference build moves: the first build into a
+	// repository with no skeletons cached reads each base layer once, for
+	// its skeleton (cached by layer digest, locally and in the tag's
+	// repository); the next reads none, and mounts are not reads.
+	t.Run("base=reference moves 0 base bytes once skeletons are cached", func(t *testing.T) {
+		cache := t.TempDir()
+		all.baseBytes(bases)
+		sbomBuild(t, daemon, reg.Host()+"/app/sbom-bytes:cold", dir, scanner, bases, build.SBOM{BaseReference: true}, cache)
+		coldGets, coldBytes := all.baseBytes(bases)
+		sbomBuild(t, daemon, reg.Host()+"/app/sbom-bytes:warm", dir, scanner, bases, build.SBOM{BaseReference: true}, cache)
+		warmGets, warmBytes := all.baseBytes(bases)
+		t.Logf("base layer GETs (bytes): cold skeleton cache %d (%d), warm %d (%d)", coldGets, coldBytes, warmGets, warmBytes)
+		if coldGets == 0 {
+			t.Errorf("the first build read no base layer for its skeletons: the count is not counting")
+		}
+		if warmGets != 0 || warmBytes != 0 {
+			t.Errorf("with the skeletons cached, the build read %d base layers (%d bytes); want 0", warmGets, warmBytes)
 		}
 	})
 }
