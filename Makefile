@@ -4,7 +4,7 @@ GO       ?= go
 BIN      := bin
 PKGS     := ./...
 
-.PHONY: all build buildkitd registry cosign buildx-cli deps test test-short test-modules lint fmt-check vet fmt bench demo demo-lifecycle clean actionlint release release-dry-run
+.PHONY: all build buildkitd registry cosign buildx-cli deps test test-short test-modules lint fmt-check vet fmt bench demo demo-lifecycle clean actionlint release release-dry-run syft-scanner sbom-measure
 
 all: build
 
@@ -50,6 +50,18 @@ BUILDX_MOD := internal/tools/buildx
 buildx-cli: $(BIN)/buildx
 $(BIN)/buildx: $(BUILDX_MOD)/go.mod $(BUILDX_MOD)/go.sum
 	$(call TOOL_BUILD,-C $(BUILDX_MOD)) -ldflags "$(TOOL_LDFLAGS)" -o $(CURDIR)/$(BIN)/buildx github.com/docker/buildx/cmd/buildx
+
+# BuildKit's default SBOM scanner (docker/buildkit-syft-scanner v1.12.0,
+# Syft as a library) rebuilt from its own tools module, for the measurement
+# of what it finds in a Windows base (docs/sbom-windows.md). Not part of
+# make test: Syft's tree is large to compile on a cold cache.
+SYFT_MOD := internal/tools/syftscanner
+syft-scanner: $(BIN)/syft-scanner
+$(BIN)/syft-scanner: $(SYFT_MOD)/go.mod $(SYFT_MOD)/go.sum $(SYFT_MOD)/main.go
+	$(call TOOL_BUILD,-C $(SYFT_MOD)) -ldflags "$(TOOL_LDFLAGS)" -o $(CURDIR)/$(BIN)/syft-scanner .
+
+sbom-measure: deps buildkitd syft-scanner
+	$(GO) test ./build -run TestSBOMScannerMeasurement -count=1 -v
 
 # System packages the BuildKit tests need: runc for the OCI worker and a
 # static busybox for the synthesised golang build image.

@@ -43,7 +43,23 @@ type SBOM struct {
 	// Generator is the scanner image (BuildKit's scanner protocol); empty
 	// means BuildKit's default, docker/buildkit-syft-scanner.
 	Generator string
+	// BaseReference (--sbom base=reference) records each Windows base by
+	// reference, with its operating system, instead of scanning its files:
+	// a Windows variant keeps the graft, the scanner sees the stage's own
+	// files on the placeholder, and what the placeholder showed it of the
+	// base (content-less skeleton files) is taken out of the SBOM. Linux
+	// variants are scanned whole as without it. See docs/sbom-windows.md
+	// for what the scanner finds in a Windows base.
+	BaseReference bool
 }
+
+// SBOM base modes, as --sbom base=MODE takes them.
+const (
+	// SBOMBaseScan scans the base's files (BuildKit's plain path).
+	SBOMBaseScan = "scan"
+	// SBOMBaseReference records a Windows base by reference.
+	SBOMBaseReference = "reference"
+)
 
 // attestAttrs are the frontend attributes of o's attestations, in
 // BuildKit's attest:TYPE=key=value,... form.
@@ -87,11 +103,15 @@ func validateAttestations(o *Options) error {
 
 // NeedsBaseFiles reports whether the build needs the bases' files on the
 // builder whatever else could spare them: an SBOM scanner reads the whole
-// root filesystem of each image, base included, so an SBOM build always
-// takes BuildKit's plain path, which pulls the bases.
+// root filesystem of each image, base included, so an SBOM build takes
+// BuildKit's plain path, which pulls the bases, unless the SBOM records
+// the Windows bases by reference (SBOM.BaseReference).
 func (o *Options) NeedsBaseFiles() bool {
-	return o.SBOM != nil
+	return o.SBOM != nil && !o.SBOM.BaseReference
 }
 
 // sbomNote is the note a build with an SBOM prints.
-const sbomNote = "SBOM: the scanner reads each image's whole filesystem, so the builder downloads every base (BuildKit's plain path)"
+const sbomNote = "SBOM: the scanner reads each image's whole filesystem, so the builder downloads every base (BuildKit's plain path); --sbom base=reference records a Windows base by reference instead"
+
+// sbomReferenceNote is the note of --sbom base=reference.
+const sbomReferenceNote = "SBOM: each Windows base is recorded by reference (its operating system and digest), not scanned; Linux bases are scanned"

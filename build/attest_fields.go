@@ -33,7 +33,9 @@ func ProvenanceFromFields(fields map[string]string) (*Provenance, error) {
 // SBOMFromFields reads the key=value fields of an SBOM attestation
 // request as buildx takes them: generator=IMAGE, the scanner image,
 // checked with BuildKit's own parse of the name so that a bad one is
-// refused before a build. Errors wrap ErrInvalidOptions.
+// refused before a build, and imgctl's base=scan|reference
+// (SBOM.BaseReference), which BuildKit is not sent. Errors wrap
+// ErrInvalidOptions.
 func SBOMFromFields(fields map[string]string) (*SBOM, error) {
 	sb := &SBOM{}
 	for k, v := range fields {
@@ -43,8 +45,16 @@ func SBOMFromFields(fields map[string]string) (*SBOM, error) {
 				return nil, fmt.Errorf("%w: sbom generator: %w", ErrInvalidOptions, err)
 			}
 			sb.Generator = v
+		case "base":
+			switch v {
+			case SBOMBaseScan:
+			case SBOMBaseReference:
+				sb.BaseReference = true
+			default:
+				return nil, fmt.Errorf("%w: sbom base %q: want %s or %s", ErrInvalidOptions, v, SBOMBaseScan, SBOMBaseReference)
+			}
 		default:
-			return nil, fmt.Errorf("%w: sbom: unknown key %q (want generator=IMAGE, true or false)", ErrInvalidOptions, k)
+			return nil, fmt.Errorf("%w: sbom: unknown key %q (want generator=IMAGE, base=scan|reference, true or false)", ErrInvalidOptions, k)
 		}
 	}
 	return sb, nil

@@ -48,6 +48,8 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	}
 	if o.NeedsBaseFiles() {
 		o.note(sbomNote)
+	} else if o.SBOM != nil {
+		o.note(sbomReferenceNote)
 	}
 	p, err := Prepare(o)
 	if err != nil && !p.waivable(err) {

@@ -82,6 +82,9 @@ func (r *run) solveAll(ctx context.Context) ([]*content.Exported, error) {
 					ex, err = p.solveOne(gctx, c, opt, StatusTo(ctx, &fwd, o.Status, label), src)
 				}
 			}
+			if err == nil {
+				err = r.windowsSBOM(gctx, i, c, src, ex, gr)
+			}
 			if err != nil {
 				return fmt.Errorf("building %s: %w", v.Name, err)
 			}

@@ -55,9 +55,9 @@ func newPruner(writes []string) *pruner {
 	return p
 }
 
-// filePath is the rootfs path of a Files/ entry, lower-cased, or false
+// FilePath is the rootfs path of a Files/ entry, lower-cased, or false
 // for an entry outside Files/.
-func filePath(name string) (string, bool) {
+func FilePath(name string) (string, bool) {
 	n := strings.TrimSuffix(name, "/")
 	if n == "Files" {
 		return "/", true
@@ -86,7 +86,7 @@ func (p *pruner) near(fp string) bool {
 // directories, and Files/ entries near a write, a kept link's target or
 // its ancestors, and whiteouts of kept paths.
 func (p *pruner) keeps(h *tar.Header) bool {
-	fp, ok := filePath(h.Name)
+	fp, ok := FilePath(h.Name)
 	if !ok {
 		n := strings.TrimSuffix(h.Name, "/")
 		return n == "Hives" || n == "UtilityVM"
@@ -112,7 +112,7 @@ func (p *pruner) scan(b []byte) error {
 		case tar.TypeSymlink:
 			return fmt.Errorf("%w: %s", errPruneSymlink, h.Name)
 		case tar.TypeLink:
-			if t, ok := filePath(h.Linkname); ok {
+			if t, ok := FilePath(h.Linkname); ok {
 				for ; t != "/"; t = path.Dir(t) {
 					p.links[t] = true
 				}

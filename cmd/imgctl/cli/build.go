@@ -76,6 +76,9 @@ default as with buildx; false for none), and with --sbom an SPDX SBOM made by a
 scanner image that BuildKit runs on its Linux worker, for Windows variants too.
 The attestation manifests are merged into the index next to their images.
 --sbom makes the builder download every base: the scanner reads whole images.
+Each Windows image's SBOM also names its OS (product, os.version, CPE) and its
+base by digest as its ancestor. --sbom=base=reference records a Windows base by
+reference instead of scanning it, which keeps the graft (docs/sbom-windows.md).
 Exit 0 on success, 1 on lint findings or a failed
 verify, 2 on usage, builder, build or registry errors.`,
 		Example: `  imgctl build -t reg.example.com/hello:1.0 --windows ltsc2022,ltsc2025 examples/hello
@@ -109,7 +112,7 @@ verify, 2 on usage, builder, build or registry errors.`,
 	fl.StringVar(&o.syntaxImage, "syntax-image", "", "Dockerfile frontend image to use (default: the daemon's built-in frontend; # syntax= lines are ignored)")
 	fl.StringArrayVar(&o.annotations, "annotation", nil, "index annotation key=value, repeatable")
 	fl.StringVar(&o.provenance, "provenance", "mode=min", "SLSA provenance attestation per image: mode=min, mode=max (min, max; true or fields without a mode = max, as buildx), false for none; builder-id=URI names the builder")
-	fl.StringVar(&o.sbom, "sbom", "", "SPDX SBOM attestation per image: --sbom (BuildKit's default scanner), --sbom=generator=IMAGE, --sbom=false; downloads every base")
+	fl.StringVar(&o.sbom, "sbom", "", "SPDX SBOM attestation per image: --sbom (BuildKit's default scanner), --sbom=generator=IMAGE, --sbom=false; downloads every base unless base=reference (--sbom=base=reference: Windows bases by reference)")
 	fl.Lookup("sbom").NoOptDefVal = "true"
 	return cmd
 }

@@ -44,13 +44,16 @@ func TestParseSBOM(t *testing.T) {
 		"generator=reg:5000/scan:1": {Generator: "reg:5000/scan:1"},
 		"generator=reg:5000/scan@sha256:" + strings.Repeat("a", 64): {Generator: "reg:5000/scan@sha256:" + strings.Repeat("a", 64)},
 		"generator=x/y,disabled=true":                               nil,
+		"base=reference":                                            {BaseReference: true},
+		"generator=x/y,base=reference":                              {Generator: "x/y", BaseReference: true},
+		"base=scan":                                                 {},
 	} {
 		got, err := parseSBOM(in)
 		if err != nil || (got == nil) != (want == nil) || (got != nil && *got != *want) {
 			t.Errorf("parseSBOM(%q) = %+v, %v; want %+v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"generator=", "generator=UPPER/Case", "scanner=x", "generator=a,generator=b", "nope"} {
+	for _, in := range []string{"generator=", "generator=UPPER/Case", "scanner=x", "generator=a,generator=b", "nope", "base=files", "base="} {
 		if got, err := parseSBOM(in); !errors.Is(err, ErrUsage) {
 			t.Errorf("parseSBOM(%q) = %+v, %v; want ErrUsage", in, got, err)
 		}
