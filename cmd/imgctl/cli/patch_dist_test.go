@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -244,6 +243,7 @@ func TestDistPatchFleet(t *testing.T) {
 	}
 	rep := decodePatch(t, out)
 	got := rep.byRef()
+	t.Logf("summary: %+v", rep.Summary)
 	if len(rep.Images) != len(cases) || rep.Summary.Total != len(cases) {
 		t.Fatalf("%d images reported, want %d:\n%s", len(rep.Images), len(cases), out)
 	}
@@ -336,5 +336,3 @@ func hasRule(im fleet.Image, rule string) bool {
 	}
 	return false
 }
-
-var _ = json.Marshal
