@@ -14,6 +14,7 @@ import (
 
 	"github.com/imgctl/imgctl/findings"
 	"github.com/imgctl/imgctl/policy"
+	"github.com/imgctl/imgctl/promote"
 	"github.com/imgctl/imgctl/rebase"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
@@ -197,8 +198,8 @@ func (r *runner) patch(ctx context.Context, src name.Tag, digest v1.Hash, next n
 			return fmt.Errorf("signing %s: %w", staged, err)
 		}
 	}
-	pr, err := g.Promote(ctx, staged, next, policy.PromoteOptions{Registry: r.rc, Logger: r.o.Logger})
-	if errors.Is(err, policy.ErrRefused) && pr != nil && pr.Report != nil {
+	pr, err := promote.Run(ctx, g, staged, next, promote.Options{Registry: r.rc, Logger: r.o.Logger})
+	if errors.Is(err, promote.ErrRefused) && pr != nil && pr.Report != nil {
 		return &refusal{err: err, findings: pr.Report.Errors()}
 	}
 	if err != nil {
@@ -229,7 +230,7 @@ func (r *runner) precheck(ctx context.Context, g *policy.Gate, staged name.Diges
 		return err
 	}
 	if !rep.Passed {
-		return &refusal{err: fmt.Errorf("%w %s: %d error(s)", policy.ErrRefused, staged, len(rep.Errors())), findings: rep.Errors()}
+		return &refusal{err: fmt.Errorf("%w %s: %d error(s)", promote.ErrRefused, staged, len(rep.Errors())), findings: rep.Errors()}
 	}
 	return nil
 }
