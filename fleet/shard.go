@@ -1,9 +1,10 @@
 package fleet
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"strings"
 )
@@ -32,14 +33,16 @@ func ParseShard(s string) (Shard, error) {
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.I, s.N) }
 
 // Has reports whether the reference ref (in its canonical form) belongs
-// to this shard: FNV-1a of the reference, modulo N. It depends on the
+// to this shard: the first 8 bytes of the SHA-256 of the reference, modulo N. It depends on the
 // reference alone, so the split does not change when the list is
 // reordered or grows.
 func (s Shard) Has(ref string) bool {
 	if s.N <= 1 {
 		return true
 	}
-	h := fnv.New64a()
-	h.Write([]byte(ref))
-	return int(h.Sum64()%uint64(s.N)) == s.I-1
+	// FNV-1a's low bits hardly vary between references that differ in
+	// their last characters (app1:1.0.1, app2:1.0.2), which left shards
+	// empty; SHA-256 spreads them.
+	h := sha256.Sum256([]byte(ref))
+	return int(binary.BigEndian.Uint64(h[:8])%uint64(s.N)) == s.I-1
 }
