@@ -156,7 +156,9 @@ func fleetFixture(t *testing.T, reg *disttest.Registry) ([]fleetCase, string) {
 	}
 	cases = append(cases,
 		fleetCase{repo: "team0/policy", tag: "1.0.0", kind: "both", linuxRepo: "other/distroless", want: fleet.Failed, failure: fleet.FailureCheck},
-		fleetCase{repo: "locked/app", tag: "1.0.0", kind: "both", linuxRepo: "base/distroless", want: fleet.Failed, failure: fleet.FailureError},
+		// newTag is where it goes when the repository accepts writes
+		// (TestDistPatchCrash does not lock it).
+		fleetCase{repo: "locked/app", tag: "1.0.0", kind: "both", linuxRepo: "base/distroless", want: fleet.Failed, failure: fleet.FailureError, newTag: "1.0.1"},
 	)
 	jan, feb := newFleetBases(t, "jan"), newFleetBases(t, "feb")
 	pushFleetBases(t, reg, jan, "base/distroless")
