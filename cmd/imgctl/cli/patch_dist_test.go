@@ -132,7 +132,7 @@ type fleetCase struct {
 // fleetFixture publishes January's bases, the images built on them, then
 // February's bases and the images built on those, and returns the cases
 // and the list file.
-func fleetFixture(t *testing.T, reg *disttest.Registry) ([]fleetCase, string) {
+func fleetFixture(t *testing.T, reg registryHost) ([]fleetCase, string) {
 	t.Helper()
 	host := reg.Host()
 	var cases []fleetCase
