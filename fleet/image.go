@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -224,7 +225,11 @@ func (r *runner) imageGate(res *rebase.Result) *policy.Gate {
 // index, before it is signed: a refused index is never signed.
 func (r *runner) precheck(ctx context.Context, g *policy.Gate, staged name.Digest, res *rebase.Result) error {
 	pre := *g
-	pre.Keys, pre.SupplyChain, pre.Signed = nil, nil, sign.ScopeReference
+	pre.Keys, pre.Signed = nil, sign.ScopeReference
+	pre.SupplyChain = slices.Clone(g.SupplyChain)
+	for i := range pre.SupplyChain {
+		pre.SupplyChain[i].Keys = nil // provenance and SBOM are checked now, signatures at promote
+	}
 	rep, err := pre.Check(ctx, staged.String(), staged.Context(), res.Snapshot())
 	if err != nil {
 		return err

@@ -42,7 +42,12 @@ func TestDistPatchCrash(t *testing.T) {
 	pol := fleetPolicy(t, host)
 	args := []string{"patch", "-f", list, "--key", key, "--policy", pol, "--jobs", "4", "-o", "json"}
 
+	// The dry run reads what the real run reads: its time is the
+	// yardstick of the kills' delays, so that they land while the real
+	// run works, on a fast machine or a loaded one.
+	start := time.Now()
 	out, errOut, code := run(t, append(args, "--dry-run")...)
+	yardstick := time.Since(start)
 	if code != 0 && code != ExitFailed {
 		t.Fatalf("patch --dry-run: exit %d\n%s%s", code, out, errOut)
 	}
@@ -56,8 +61,8 @@ func TestDistPatchCrash(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 39))
 	t.Logf("seed %d (IMGCTL_CRASH_SEED replays it)", seed)
 	kills := 0
-	for i := range 6 {
-		delay := time.Duration(200+rng.IntN(12000)) * time.Millisecond
+	for i := range 8 {
+		delay := 50*time.Millisecond + time.Duration(rng.Int64N(int64(yardstick*3/2)+1))
 		killed, stdout, stderr := runKilled(t, bin, args, delay)
 		if killed {
 			kills++
@@ -66,6 +71,12 @@ func TestDistPatchCrash(t *testing.T) {
 		if !killed && !strings.Contains(stdout, `"summary"`) {
 			t.Fatalf("run %d ended without a report:\n%s%s", i, stdout, stderr)
 		}
+		if !killed {
+			break // the fleet is done: later kills would find nothing to interrupt
+		}
+	}
+	if kills == 0 {
+		t.Fatalf("no run was killed (the first ended within its delay): the test proves nothing (seed %d)", seed)
 	}
 	cmd := exec.Command(bin, args...)
 	var stdout, stderr bytes.Buffer
