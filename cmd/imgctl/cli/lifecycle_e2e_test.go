@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,7 +86,8 @@ func (e *e2e) lifecycle(t *testing.T) {
 	if out.NextRelease.Digest != out.Rebased.Digest {
 		t.Errorf("release 1.0.1 holds %s, want the rebased %s", out.NextRelease.Digest, out.Rebased.Digest)
 	}
-	if len(out.Patched) != 2 || !strings.HasSuffix(out.Patched[0]+" "+out.Patched[1], ":2.1.1") && !strings.HasSuffix(out.Patched[0], ":2.1.1") {
+	if patched := strings.Join(slices.Sorted(slices.Values(out.Patched)), " "); len(out.Patched) != 2 ||
+		!strings.HasSuffix(patched, "/release/hello-tools:2.1.1") || !strings.Contains(patched, "/release/hello:1.0-r1 ") {
 		t.Errorf("imgctl patch promoted the fleet to %v, want release/hello:1.0-r1 and release/hello-tools:2.1.1", out.Patched)
 	}
 	if want := "os.version " + out.BaseBefore.OSVersion + " → " + out.BaseAfter.OSVersion; !strings.Contains(buf.String(), want) {
