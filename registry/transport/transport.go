@@ -112,3 +112,18 @@ func closeBody(r *http.Request) {
 		r.Body.Close()
 	}
 }
+
+// forgetting sits above the retry layer: once a request and all its
+// retries are done, the guard forgets it (see guardTransport.sent), so
+// that a long run (imgctl patch over a thousand images) does not keep
+// every request with a body it ever sent.
+type forgetting struct {
+	next  http.RoundTripper
+	guard *guardTransport
+}
+
+// RoundTrip sends r with its retries, then forgets it.
+func (f forgetting) RoundTrip(r *http.Request) (*http.Response, error) {
+	defer f.guard.sent.Delete(r)
+	return f.next.RoundTrip(r)
+}

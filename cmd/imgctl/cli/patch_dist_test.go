@@ -133,15 +133,21 @@ type fleetCase struct {
 // February's bases and the images built on those, and returns the cases
 // and the list file.
 func fleetFixture(t *testing.T, reg registryHost) ([]fleetCase, string) {
+	return fleetFixtureN(t, reg, 20)
+}
+
+// fleetFixtureN is fleetFixture with n images in the same proportions
+// (by i mod 20), and the same two failing ones.
+func fleetFixtureN(t *testing.T, reg registryHost, n int) ([]fleetCase, string) {
 	t.Helper()
 	host := reg.Host()
 	var cases []fleetCase
-	for i := range 20 {
+	for i := range n {
 		c := fleetCase{repo: fmt.Sprintf("team%d/app%d", i%3, i), tag: "1.0.0", linuxRepo: "base/distroless", want: fleet.Promoted, newTag: "1.0.1"}
-		switch {
-		case i < 5:
+		switch k := i % 20; {
+		case k < 5:
 			c.kind, c.want, c.newTag = "current", fleet.Current, ""
-		case i < 12:
+		case k < 12:
 			c.kind, c.tag, c.newTag = "stale22", "2.3.4", "2.3.5"
 		default:
 			c.kind = "both"
@@ -149,7 +155,7 @@ func fleetFixture(t *testing.T, reg registryHost) ([]fleetCase, string) {
 		if i == 6 { // 2.3.5 is taken by another release: the next free patch
 			c.newTag = "2.3.6"
 		}
-		if i >= 16 {
+		if i%20 >= 16 {
 			c.tag, c.newTag = "latest", "latest-r1"
 		}
 		cases = append(cases, c)

@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/imgctl/imgctl/internal/testing/buildtest"
 	"github.com/imgctl/imgctl/internal/testing/disttest"
 )
 
@@ -72,5 +77,46 @@ func TestDistPatchMeasure(t *testing.T) {
 		if r.requests > rows[0].requests {
 			t.Errorf("%s sent %d requests, the loop %d", r.name, r.requests, rows[0].requests)
 		}
+	}
+}
+
+// TestDistPatchScale (opt-in: IMGCTL_PATCH_SCALE=N images, e.g. 1000)
+// runs the imgctl binary's patch --jobs 8 over a fleet of N images on the
+// distribution registry and logs wall time, requests per image and the
+// process's peak RSS. It fails when the peak RSS is 200 MB or more: the
+// report is streamed, and only the images in flight are held.
+func TestDistPatchScale(t *testing.T) {
+	n, err := strconv.Atoi(os.Getenv("IMGCTL_PATCH_SCALE"))
+	if err != nil || n < 20 {
+		t.Skip("set IMGCTL_PATCH_SCALE to a number of images (20 or more) to measure")
+	}
+	relFastRetries(t)
+	bin := buildtest.ImgctlBinary(t)
+	reg := disttest.New(t, disttest.Options{})
+	start := time.Now()
+	cases, list := fleetFixtureN(t, reg, n)
+	t.Logf("fixture of %d images in %s", len(cases), time.Since(start).Round(time.Second))
+	key, _ := fleetKeys(t)
+	pol := fleetPolicy(t, reg.Host())
+	reg.ResetRequests()
+	cmd := exec.Command(bin, "patch", "-f", list, "--key", key, "--policy", pol, "--jobs", "8", "-o", "json")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start = time.Now()
+	err = cmd.Run()
+	wall := time.Since(start)
+	if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() != ExitFailed) {
+		t.Fatalf("patch: %v\n%s", err, stderr.String())
+	}
+	rep := decodePatch(t, stdout.String())
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
+	requests := len(reg.Requests())
+	t.Logf("%d images: %s, %d requests (%.1f per image), peak RSS %.1f MB; summary %+v",
+		len(cases), wall.Round(100*time.Millisecond), requests, float64(requests)/float64(len(cases)), float64(rss)/1024, rep.Summary)
+	if rep.Summary.Total != len(cases) || rep.Summary.Errors != 0 {
+		t.Errorf("summary %+v, want %d images and no errors", rep.Summary, len(cases))
+	}
+	if rss >= 200*1024 {
+		t.Errorf("peak RSS %.1f MB, want under 200 MB", float64(rss)/1024)
 	}
 }
