@@ -27,6 +27,9 @@ var (
 	// ErrBuilderID is returned for an Options.BuilderID that is not an
 	// absolute URI, as SLSA requires of runDetails.builder.id.
 	ErrBuilderID = errors.New("builder id must be an absolute URI")
+	// ErrStage is returned for an Options.Stage outside the target's
+	// repository.
+	ErrStage = errors.New("the stage tag must be in the target's repository")
 	// ErrMediaType is returned for a base layer media type that has no
 	// equivalent in the image's media type family, or an unknown one.
 	ErrMediaType = rawmanifest.ErrMediaType

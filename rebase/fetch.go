@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -22,6 +23,8 @@ type session struct {
 	rc  *registry.Client
 	// target is the repository the rebased index goes to; nil for Check.
 	target *name.Repository
+	// srcRepo is the source index's repository.
+	srcRepo name.Repository
 
 	mu   sync.Mutex
 	memo map[string]*memoEntry
@@ -44,7 +47,7 @@ func newSession(o Options, src name.Reference, target *name.Tag) *session {
 		push = append(push, target.Context())
 	}
 	rc.Scope([]name.Repository{src.Context()}, push)
-	s := &session{o: o, log: o.logger(), rc: rc, memo: map[string]*memoEntry{}}
+	s := &session{o: o, log: o.logger(), rc: rc, memo: map[string]*memoEntry{}, srcRepo: src.Context()}
 	if target != nil {
 		repo := target.Context()
 		s.target = &repo
@@ -52,22 +55,32 @@ func newSession(o Options, src name.Reference, target *name.Tag) *session {
 	return s
 }
 
-// once runs f once per key and returns its result to every caller.
-func (s *session) once(key string, f func() (any, error)) (any, error) {
-	s.mu.Lock()
-	e, ok := s.memo[key]
-	if !ok {
-		e = &memoEntry{}
-		s.memo[key] = e
+// once runs f once per key and returns its result to every caller: once
+// per run for a base's repository when the run shares its base lookups
+// (Options.Shared), once per call otherwise. counter, when the lookup is
+// shared, counts the reads f makes.
+func (s *session) once(repo name.Repository, key string, counter func(*Shared) *atomic.Int64, f func() (any, error)) (any, error) {
+	var e *memoEntry
+	if sh := s.shared(repo); sh != nil {
+		e = sh.entry(key)
+		inner := f
+		f = func() (any, error) { counter(sh).Add(1); return inner() }
+	} else {
+		s.mu.Lock()
+		var ok bool
+		if e, ok = s.memo[key]; !ok {
+			e = &memoEntry{}
+			s.memo[key] = e
+		}
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
 	e.once.Do(func() { e.val, e.err = f() })
 	return e.val, e.err
 }
 
 // get fetches the manifest ref points at (a tag or a digest), once.
 func (s *session) get(ctx context.Context, ref name.Reference) (*remote.Descriptor, error) {
-	v, err := s.once("manifest "+ref.String(), func() (any, error) {
+	v, err := s.once(ref.Context(), "manifest "+ref.String(), func(sh *Shared) *atomic.Int64 { return &sh.lookups }, func() (any, error) {
 		d, err := s.rc.Get(ctx, ref)
 		if err != nil {
 			return nil, err
@@ -119,7 +132,7 @@ type config struct {
 // only blobs rebase reads.
 func (s *session) config(ctx context.Context, img *image) (*config, error) {
 	d := img.manifest.Config.Digest
-	v, err := s.once("blob "+img.repo.Digest(d.String()).String(), func() (any, error) {
+	v, err := s.once(img.repo, "blob "+img.repo.Digest(d.String()).String(), func(sh *Shared) *atomic.Int64 { return &sh.configs }, func() (any, error) {
 		raw, err := s.rc.SmallBlob(ctx, img.repo.Digest(d.String()))
 		if err != nil {
 			return nil, err

@@ -47,6 +47,17 @@ type Options struct {
 	// records its new base image's creation time, so that the output is a
 	// function of the inputs: the same rebase gives the same digests.
 	SourceDateEpoch *time.Time
+	// Shared, when set, is the run's cache of base lookups, shared by every
+	// Check and Rebase given it (see Shared).
+	Shared *Shared
+	// Annotations are set on the rebased index, over the source index's.
+	Annotations map[string]string
+	// Stage, when set, is the tag the rebased index is published at
+	// instead of the target, in the target's repository; the provenance
+	// still names the target, so that the index is the one a later
+	// promote of Stage to the target carries (imgctl patch). Its digest
+	// is the same whatever Stage is.
+	Stage *name.Tag
 	// Logger receives progress at debug level and notes at info level;
 	// nil discards.
 	Logger *slog.Logger
@@ -59,7 +70,10 @@ func (o *Options) logger() *slog.Logger { return cmp.Or(o.Logger, slog.New(slog.
 func (o *Options) jobs() int { return cmp.Or(max(o.Jobs, 0), registry.DefaultJobs) }
 
 // check refuses options that would write a bad provenance.
-func (o *Options) check() error {
+func (o *Options) check(target name.Tag) error {
+	if o.Stage != nil && o.Stage.Context().Name() != target.Context().Name() {
+		return fmt.Errorf("%w: stage %s is not in %s", ErrStage, o.Stage, target.Context())
+	}
 	if o.BuilderID == "" {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -48,7 +49,7 @@ type Result struct {
 // every variant is current it pushes nothing. Errors name the variant; a
 // Windows build change needs Options.AllowBuildChange.
 func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options) (*Result, error) {
-	if err := o.check(); err != nil {
+	if err := o.check(target); err != nil {
 		return nil, err
 	}
 	r := &run{target: target}
@@ -105,7 +106,17 @@ func Rebase(ctx context.Context, src name.Reference, target name.Tag, o Options)
 // (registry.TagsError) is reported as is.
 func (s *session) publish(ctx context.Context, r *run, children, atts []index.Prepared, io index.Options) (*index.Result, error) {
 	annotations := r.src.annotations()
-	ir, err := index.PublishPrepared(ctx, r.target, slices.Concat(children, atts), annotations, io)
+	if len(s.o.Annotations) > 0 {
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		maps.Copy(annotations, s.o.Annotations)
+	}
+	at := r.target
+	if s.o.Stage != nil {
+		at = *s.o.Stage
+	}
+	ir, err := index.PublishPrepared(ctx, at, slices.Concat(children, atts), annotations, io)
 	var partial *registry.TagsError
 	if !errors.Is(err, registry.ErrTagExists) || errors.As(err, &partial) || len(atts) == 0 {
 		return ir, err
@@ -113,7 +124,7 @@ func (s *session) publish(ctx context.Context, r *run, children, atts []index.Pr
 	// The earlier run's index is at whichever of the tags exists (the
 	// refusal may be for any of them).
 	var prev *v1.IndexManifest
-	for _, t := range append([]name.Tag{r.target}, io.AlsoTags...) {
+	for _, t := range append([]name.Tag{at}, io.AlsoTags...) {
 		rd, gerr := s.rc.Get(ctx, t)
 		if gerr != nil || rd == nil || !rd.MediaType.IsIndex() {
 			continue
@@ -137,9 +148,9 @@ func (s *session) publish(ctx context.Context, r *run, children, atts []index.Pr
 		if !ok {
 			return nil, err
 		}
-		reused[i] = index.Prepared{Descriptor: d, Present: true, From: r.target}
+		reused[i] = index.Prepared{Descriptor: d, Present: true, From: at}
 	}
-	return index.PublishPrepared(ctx, r.target, slices.Concat(children, reused), annotations, io)
+	return index.PublishPrepared(ctx, at, slices.Concat(children, reused), annotations, io)
 }
 
 // children rebases the stale variants (at most Jobs at a time; every

@@ -83,6 +83,9 @@ func (s *Session) RoundTripper() http.RoundTripper {
 func (s *Session) init() {
 	s.rt = s.newTransport()
 	s.retrying = newRetry(s.rt, s.backoff())
+	if g, ok := s.rt.(*guardTransport); ok {
+		s.retrying = forgetting{next: s.retrying, guard: g}
+	}
 }
 
 func (s *Session) newTransport() http.RoundTripper {

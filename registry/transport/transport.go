@@ -25,6 +25,9 @@ type guardTransport struct {
 	n             *atomic.Int64
 	insecure      bool
 	retryAfterMax time.Duration
+	// paused holds back every request to a registry that asked for a
+	// Retry-After (see pauses).
+	paused pauses
 }
 
 // RoundTrip sends one request, re-sending it after a Retry-After.
@@ -34,6 +37,10 @@ func (g *guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("%s: %w", r.URL.Host, ErrPlainHTTP)
 	}
 	for attempt := 0; ; attempt++ {
+		if err := g.paused.wait(r.Context(), r.URL.Host); err != nil {
+			closeBody(r)
+			return nil, fmt.Errorf("waiting for %s's Retry-After: %w", r.URL.Host, err)
+		}
 		resp, err := g.send(r, attempt > 0 || g.seen(r))
 		if err != nil {
 			return nil, err
@@ -44,6 +51,7 @@ func (g *guardTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			return judge(r, resp, err)
 		}
 		resp.Body.Close()
+		g.paused.hold(r.URL.Host, wait)
 		if err := sleep(r.Context(), wait); err != nil {
 			return nil, fmt.Errorf("waiting %s to retry %s %s: %w", wait, r.Method, r.URL.Redacted(), err)
 		}
@@ -103,4 +111,19 @@ func closeBody(r *http.Request) {
 	if r.Body != nil {
 		r.Body.Close()
 	}
+}
+
+// forgetting sits above the retry layer: once a request and all its
+// retries are done, the guard forgets it (see guardTransport.sent), so
+// that a long run (imgctl patch over a thousand images) does not keep
+// every request with a body it ever sent.
+type forgetting struct {
+	next  http.RoundTripper
+	guard *guardTransport
+}
+
+// RoundTrip sends r with its retries, then forgets it.
+func (f forgetting) RoundTrip(r *http.Request) (*http.Response, error) {
+	defer f.guard.sent.Delete(r)
+	return f.next.RoundTrip(r)
 }

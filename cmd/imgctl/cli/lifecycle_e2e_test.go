@@ -85,6 +85,10 @@ func (e *e2e) lifecycle(t *testing.T) {
 	if out.NextRelease.Digest != out.Rebased.Digest {
 		t.Errorf("release 1.0.1 holds %s, want the rebased %s", out.NextRelease.Digest, out.Rebased.Digest)
 	}
+	if patched := strings.Join(out.Patched, " ") + " "; len(out.Patched) != 2 ||
+		!strings.Contains(patched, "/release/hello-tools:2.1.1 ") || !strings.Contains(patched, "/release/hello:1.0-r1 ") {
+		t.Errorf("imgctl patch promoted the fleet to %v, want release/hello:1.0-r1 and release/hello-tools:2.1.1", out.Patched)
+	}
 	if want := "os.version " + out.BaseBefore.OSVersion + " → " + out.BaseAfter.OSVersion; !strings.Contains(buf.String(), want) {
 		t.Errorf("the story does not show %q", want)
 	}

@@ -90,7 +90,7 @@ func newRoot() (*cobra.Command, *rootOptions) {
 		newSignCmd(o), newKeygenCmd(o), newPromoteCmd(o),
 		newBuildCmd(o), newBakeCmd(o), newLintCmd(o),
 		newBasesCmd(o),
-		newRebaseCmd(o),
+		newRebaseCmd(o), newPatchCmd(o),
 		newCheckWorkloadCmd(o),
 		newVersionCmd(o),
 	)

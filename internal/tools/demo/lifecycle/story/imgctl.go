@@ -32,10 +32,11 @@ func (s *story) expect(want int, args ...string) error {
 }
 
 // query runs imgctl with -o json without showing it and returns its
-// output; it fails unless imgctl exits 0 (exitOK).
+// output; it fails unless imgctl exits 0 (exitOK). Standard input holds
+// the key's password, for patch --key.
 func (s *story) query(args ...string) ([]byte, error) {
 	var out, errOut bytes.Buffer
-	if code := s.run(s.ctx, append(args, "-o", "json"), strings.NewReader(""), &out, &errOut); code != exitOK {
+	if code := s.run(s.ctx, append(args, "-o", "json"), strings.NewReader(password+"\n"), &out, &errOut); code != exitOK {
 		return nil, fmt.Errorf("imgctl %s exited %d: %s%s", strings.Join(args, " "), code, out.String(), errOut.String())
 	}
 	return out.Bytes(), nil

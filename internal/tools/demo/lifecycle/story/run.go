@@ -74,6 +74,9 @@ type Outcome struct {
 	// Retag is the exit code of promoting the rebased index to the first
 	// release tag.
 	Retag int
+	// Patched are the release tags imgctl patch promoted the fleet's two
+	// stale images to (step 9), as its second run found them.
+	Patched []string
 }
 
 // story holds what the steps share.
@@ -156,7 +159,7 @@ func Run(ctx context.Context, w io.Writer, c Config) (*Outcome, error) {
 	}
 	s.bases, s.builder = fx.Bases, fx.Builder
 
-	for _, f := range []func() error{s.build, s.sign, s.promote, s.patchTuesday, s.stale, s.rebase, s.verifyNodes, s.release} {
+	for _, f := range []func() error{s.build, s.sign, s.promote, s.patchTuesday, s.stale, s.rebase, s.verifyNodes, s.release, s.fleet} {
 		if err := f(); err != nil {
 			return &s.out, err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/imgctl/imgctl/internal/testing/buildtest"
@@ -194,4 +195,50 @@ func (s *story) release() error {
 	c.row(s.releases[1], Variant{}, Variant{Digest: s.out.NextRelease.Digest})
 	c.state(s.out.Release, s.out.NextRelease)
 	return c.flush()
+}
+
+// patchReport is what the fleet step reads of imgctl patch -o json.
+type patchReport struct {
+	Images []struct {
+		Ref     string `json:"ref"`
+		Outcome string `json:"outcome"`
+		Tag     string `json:"tag"`
+		Earlier bool   `json:"earlier"`
+	} `json:"images"`
+}
+
+// fleet is step 9: the monthly job for a fleet of three release tags, two
+// stale (the first release, and a second image's release built from the
+// same index) and one current (the release step 8 promoted). imgctl patch
+// rebases, verifies, signs and promotes the stale ones to their next
+// release tags; a second run finds those promotions and writes nothing.
+func (s *story) fleet() error {
+	s.step("9. imgctl patch: a fleet of three release tags, two stale and one current, rebased, verified, signed and promoted in one command")
+	tools := s.releases[0][:strings.LastIndex(s.releases[0], "/")] + "/hello-tools:2.1.0"
+	if err := s.expect(exitOK, "promote", "--policy", s.policy, s.ci, tools); err != nil {
+		return err
+	}
+	fleet := []string{s.releases[0], tools, s.releases[1]}
+	args := append([]string{"patch", "--key", s.key, "--policy", s.policy}, fleet...)
+	if err := s.expect(exitOK, args...); err != nil {
+		return err
+	}
+	var rep patchReport
+	if err := s.queryJSON(&rep, args...); err != nil {
+		return err
+	}
+	got := map[string]string{}
+	for _, im := range rep.Images {
+		got[im.Ref] = im.Outcome
+		if im.Outcome == "promoted" {
+			s.out.Patched = append(s.out.Patched, im.Tag)
+			if !im.Earlier {
+				return fmt.Errorf("the second run of imgctl patch promoted %s again", im.Ref)
+			}
+		}
+	}
+	if got[s.releases[0]] != "promoted" || got[tools] != "promoted" || got[s.releases[1]] != "current" {
+		return fmt.Errorf("imgctl patch: outcomes %v, want the two stale releases promoted and %s current", got, s.releases[1])
+	}
+	return nil
 }
