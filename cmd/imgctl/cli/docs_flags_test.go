@@ -25,6 +25,7 @@ type docFlagException struct {
 
 var docFlagExceptions = []docFlagException{
 	{"docs/commands.md", "--mount", "Dockerfile's RUN --mount=type=secret and --mount=type=ssh, in the help of build's --secret and --ssh that the flags list quotes"},
+	{"docs/commands.md", "-r", "patch --suffix's default value (\"-r\"), a tag suffix that the flags list quotes from the help"},
 	{"docs/commands.md", "--link", "Dockerfile's COPY --link / ADD --link (--link=true), which the lint rule link-in-windows-stage reports"},
 	{"docs/architecture.md", "--link", "Dockerfile's COPY/ADD --link in the lint package's row"},
 	{"docs/architecture.md", "-X", "the Go linker's -ldflags -X, with which a release stamps internal/version"},
