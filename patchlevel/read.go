@@ -3,6 +3,7 @@ package patchlevel
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -77,4 +78,26 @@ func (r reader) image(ctx context.Context, ref name.Tag, want platform.Platform)
 		return nil, fmt.Errorf("reading %s@%s: %w", ref.Context(), d.Digest, err)
 	}
 	return img, nil
+}
+
+// ImageCreated returns the created date of the image config of the image
+// manifest ref names: two reads, the manifest and the config. It is how
+// bases reports a Linux base's date, which has no revision tags to count.
+func ImageCreated(ctx context.Context, rc *registry.Client, ref name.Digest) (time.Time, error) {
+	rd, err := rc.Get(ctx, ref)
+	if err != nil {
+		return time.Time{}, err
+	}
+	img, err := rd.Image()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading %s: %w", ref, err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading the config of %s: %w", ref, err)
+	}
+	if cfg.Created.IsZero() {
+		return time.Time{}, fmt.Errorf("the config of %s has no created date", ref)
+	}
+	return cfg.Created.UTC(), nil
 }

@@ -1,6 +1,7 @@
 package patchlevel
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -85,9 +86,11 @@ type Variant struct {
 	FixAvailableDays *int `json:"fix_available_days"`
 	// Newer are the newer revisions, oldest first.
 	Newer []Revision `json:"newer,omitempty"`
-	// Lifecycle is the release's phase on the report's date; nil for an
-	// unknown release.
-	Lifecycle *Lifecycle `json:"lifecycle,omitempty"`
+	// Lifecycle is the release's phase on the report's date; nil when
+	// Microsoft's base image lifecycle table has no row for the build,
+	// and LifecycleReason then says so.
+	Lifecycle       *Lifecycle `json:"lifecycle,omitempty"`
+	LifecycleReason string     `json:"lifecycle_reason,omitempty"`
 	// Status is current, behind or unknown; Reason says why it is unknown.
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
@@ -105,6 +108,10 @@ func (v *Variant) lifecycleOn(at platform.Date) {
 	l, ok := platform.LifecycleOf(v.Build)
 	if !ok {
 		v.Release = ReleaseUnknown
+		if name, ok := platform.ChannelName(v.Build); ok {
+			v.Release = name
+		}
+		v.LifecycleReason = fmt.Sprintf("Microsoft's base image lifecycle table lists no base image of build %d", v.Build)
 		return
 	}
 	v.Release, v.Channel = l.Release, l.Channel

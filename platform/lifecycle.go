@@ -74,30 +74,25 @@ func (d Date) String() string {
 // which the embedded time would otherwise give).
 func (d Date) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
 
-// Lifecycles are the Windows base images' lifecycles imgctl knows.
+// Lifecycles are the Windows base images' lifecycles imgctl knows, one row
+// per LTSC base image of Microsoft's "Base image servicing lifecycles"
+// page,
+// https://learn.microsoft.com/en-us/virtualization/windowscontainers/deploy-containers/base-image-lifecycle
+// (its source, MicrosoftDocs/Virtualization-Documentation, revision of
+// 2025-07-15, read 2026-12-07): 2025 (26100) mainstream end 10/09/2029,
+// extended 10/10/2034; 2022 (20348) 10/13/2026 and 10/14/2031; 2019
+// (17763) 01/09/2024 and 01/09/2029; 2016 (14393) 01/11/2022 and
+// 01/11/2027.
 //
-// Sources (checked 2026-12-04):
-//   - Microsoft, "Base image servicing lifecycles",
-//     https://learn.microsoft.com/en-us/virtualization/windowscontainers/deploy-containers/base-image-lifecycle
-//     (its 2019 revision, read in MicrosoftDocs/Virtualization-Documentation,
-//     lists ltsc2019, build 17763: mainstream end 01/09/2024, extended
-//     end 01/09/2029; verified).
-//   - Microsoft's product lifecycle pages,
-//     https://learn.microsoft.com/en-us/lifecycle/products/windows-server-2022
-//     (2021-08-18 to 2026-10-13, extended 2031-10-14; verified against
-//     Microsoft's lifecycle data for the Windows Server 2022 family),
-//     https://learn.microsoft.com/en-us/lifecycle/products/windows-server-2025
-//     (GA 2024-11-01; mainstream end 2029-11-13, extended end 2034-11-14:
-//     not verified against Microsoft's page here, third-party summaries
-//     agree on the years only),
-//     and https://learn.microsoft.com/en-us/windows-server/get-started/windows-server-release-info
-//     for the Annual Channel's 23H2, build 25398 (end of servicing
-//     2025-10-24: not verified against Microsoft's page here).
+// The page lists no Annual Channel base image: a Windows Server 23H2
+// (25398) host runs ltsc2022 images (the page's "Portability with Windows
+// Server Annual Channel for Containers"). An image on such a build has no
+// row here, and its phase is reported as unknown rather than guessed.
 var Lifecycles = []Lifecycle{
+	{Build: 14393, Release: "ltsc2016", Product: "Windows Server 2016", Channel: ChannelLTSC, MainstreamEnd: day(2022, 1, 11), ExtendedEnd: day(2027, 1, 11)},
 	{Build: 17763, Release: "ltsc2019", Product: "Windows Server 2019", Channel: ChannelLTSC, MainstreamEnd: day(2024, 1, 9), ExtendedEnd: day(2029, 1, 9)},
 	{Build: 20348, Release: "ltsc2022", Product: "Windows Server 2022", Channel: ChannelLTSC, MainstreamEnd: day(2026, 10, 13), ExtendedEnd: day(2031, 10, 14)},
-	{Build: 25398, Release: "23H2", Product: "Windows Server, version 23H2", Channel: ChannelAnnual, MainstreamEnd: day(2025, 10, 24)},
-	{Build: 26100, Release: "ltsc2025", Product: "Windows Server 2025", Channel: ChannelLTSC, MainstreamEnd: day(2029, 11, 13), ExtendedEnd: day(2034, 11, 14)},
+	{Build: 26100, Release: "ltsc2025", Product: "Windows Server 2025", Channel: ChannelLTSC, MainstreamEnd: day(2029, 10, 9), ExtendedEnd: day(2034, 10, 10)},
 }
 
 // LifecycleOf returns the lifecycle of a Windows build.

@@ -105,9 +105,10 @@ func TestLifecyclePhase(t *testing.T) {
 		{20348, "2031-10-14", PhaseExtended, "2031-10-14", "ltsc2022"},
 		{20348, "2031-10-15", PhaseEnded, "2031-10-14", "ltsc2022"},
 		{17763, "2026-12-04", PhaseExtended, "2029-01-09", "ltsc2019"},
-		{26100, "2026-12-04", PhaseMainstream, "2029-11-13", "ltsc2025"},
-		{25398, "2025-10-24", PhaseMainstream, "2025-10-24", "23H2"},
-		{25398, "2025-10-25", PhaseEnded, "2025-10-24", "23H2"}, // no extended support
+		{26100, "2026-12-04", PhaseMainstream, "2029-10-09", "ltsc2025"},
+		{26100, "2029-10-10", PhaseExtended, "2034-10-10", "ltsc2025"},
+		{14393, "2026-12-04", PhaseExtended, "2027-01-11", "ltsc2016"},
+		{14393, "2027-01-12", PhaseEnded, "2027-01-11", "ltsc2016"},
 	} {
 		l, ok := LifecycleOf(tc.build)
 		if !ok {
@@ -121,7 +122,9 @@ func TestLifecyclePhase(t *testing.T) {
 			t.Errorf("%d at %s: %s %s until %s, want %s %s until %s", tc.build, tc.at, l.Release, got, l.PhaseEnd(at), tc.wantRelease, tc.want, tc.wantEnd)
 		}
 	}
-	if _, ok := LifecycleOf(19042); ok {
-		t.Error("20H2 has a lifecycle; the table lists only releases it cites")
+	for _, b := range []uint32{19042, 25398} {
+		if l, ok := LifecycleOf(b); ok {
+			t.Errorf("%d has a lifecycle (%s); Microsoft's base image table lists only LTSC base images", b, l.Release)
+		}
 	}
 }

@@ -81,15 +81,24 @@ func BuildName(build uint32) string {
 	if r, ok := ReleaseForBuild(build); ok {
 		return fmt.Sprintf("%d (%s)", build, r.Name)
 	}
+	if name, ok := ChannelName(build); ok {
+		return fmt.Sprintf("%d (%s)", build, name)
+	}
+	return fmt.Sprint(build)
+}
+
+// ChannelName returns the name Microsoft's tags give a build outside the
+// LTSC releases of Releases: ltsc2016, 1809, or an upper-case channel
+// release such as 20H2 or 23H2.
+func ChannelName(build uint32) (string, bool) {
 	for _, c := range channelTags {
 		if c.build != build {
 			continue
 		}
-		name := c.name
-		if !strings.HasPrefix(name, "ltsc") {
-			name = strings.ToUpper(name)
+		if strings.HasPrefix(c.name, "ltsc") {
+			return c.name, true
 		}
-		return fmt.Sprintf("%d (%s)", build, name)
+		return strings.ToUpper(c.name), true
 	}
-	return fmt.Sprint(build)
+	return "", false
 }

@@ -99,7 +99,9 @@ func (r PatchLevelRule) PatchLevelFindings(ctx context.Context, rc *registry.Cli
 //     patch level that cannot be told is a warning, an error under a
 //     limit (it cannot be shown to keep it);
 //   - base-out-of-support: an error once the release's extended support
-//     has ended (a warning when AllowedPhases lists ended);
+//     has ended (a warning when AllowedPhases lists ended); for a build
+//     with no lifecycle row, a warning that support cannot be shown (an
+//     error when AllowedPhases is set);
 //   - base-extended-support: a warning in extended support (an error when
 //     AllowedPhases does not list extended).
 func (r PatchLevelRule) Evaluate(rep *patchlevel.Report) []findings.Finding {
@@ -146,10 +148,23 @@ func (r PatchLevelRule) behind(v patchlevel.Variant, at platform.Date) (findings
 // lifecycle is the lifecycle finding of v, if any.
 func (r PatchLevelRule) lifecycle(v patchlevel.Variant) (findings.Finding, bool) {
 	l := v.Lifecycle
-	if l == nil || l.Phase == platform.PhaseMainstream {
+	f := findings.Finding{Digest: v.Digest, Platform: v.Platform, Severity: findings.Warning}
+	if l == nil {
+		if v.LifecycleReason == "" {
+			return findings.Finding{}, false
+		}
+		// No lifecycle row: support cannot be shown, so it is not assumed.
+		f.Rule = RuleBaseOutOfSupport
+		f.Message = fmt.Sprintf("%s (build %d): support cannot be shown: %s", v.Release, v.Build, v.LifecycleReason)
+		if len(r.AllowedPhases) > 0 {
+			f.Severity = findings.Error
+			f.Message += "; the policy's allowedPhases cannot be checked"
+		}
+		return f, true
+	}
+	if l.Phase == platform.PhaseMainstream {
 		return findings.Finding{}, false
 	}
-	f := findings.Finding{Digest: v.Digest, Platform: v.Platform, Severity: findings.Warning}
 	if l.Phase == platform.PhaseEnded {
 		f.Rule = RuleBaseOutOfSupport
 		f.Message = fmt.Sprintf("%s (build %d) left extended support on %s: it gets no security updates; move the variant to a supported release", v.Release, v.Build, l.Until)

@@ -31,12 +31,13 @@ image for the variant's platform (same OS and architecture and, for Windows,
 the same build) and whether the variant is stale. It never reads a layer.
 
 For each Windows variant it also reports the patch level: the release
-(ltsc2019, ltsc2022, ltsc2025, 23H2 or unknown), build and revision, the
+(ltsc2016 to ltsc2025, a channel release such as 23H2, or unknown), build and revision, the
 date its base revision was published (the base config's created), the
 newest revision of the same build among the base repository's
 10.0.BUILD.REV tags, how many revisions and Patch Tuesdays it is behind,
 for how many days a fix has been available, and its lifecycle phase
-(mainstream, extended, ended) on --at (default today, UTC).
+(mainstream, extended, ended) on --at (default today, UTC). For each Linux
+variant it reports the created dates of the recorded and current base images.
 
 Exit 0 when every variant is current, 1 when any is stale, 2 on errors.`,
 		Example: `  imgctl bases registry.example.com/app:1.0
@@ -122,6 +123,9 @@ func printBases(w io.Writer, format string, rep *basesReport) error {
 	st := rep.Status
 	fmt.Fprintf(w, "%s@%s\n", st.Ref, st.Digest)
 	if err := printVariants(w, st.Variants, false); err != nil {
+		return err
+	}
+	if err := printLinuxBases(w, rep.Variants); err != nil {
 		return err
 	}
 	if err := printPatchLevel(w, rep.PatchLevel, useColour(w)); err != nil {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"golang.org/x/term"
 
@@ -34,6 +36,13 @@ type basesVariant struct {
 	rebase.Variant
 	// PatchLevel is set for Windows variants.
 	PatchLevel *patchlevel.Variant `json:"patch_level,omitempty"`
+	// OldBaseCreated and NewBaseCreated are the config created dates of
+	// OldBaseImage and NewBaseImage, for Linux variants (a Windows
+	// variant's date is its patch level's published). BaseCreatedReason
+	// says why one could not be read.
+	OldBaseCreated    *time.Time `json:"old_base_created,omitempty"`
+	NewBaseCreated    *time.Time `json:"new_base_created,omitempty"`
+	BaseCreatedReason string     `json:"base_created_reason,omitempty"`
 }
 
 // parseAt reads --at; "" is today (UTC).
@@ -74,7 +83,99 @@ func basesPatchLevel(ctx context.Context, rc *registry.Client, st *rebase.Status
 	for j, i := range where {
 		rep.Variants[i].PatchLevel = &pl.Variants[j]
 	}
+	linuxBaseCreated(ctx, rc, rep.Variants)
 	return rep, nil
+}
+
+// linuxBaseCreated fills the created dates of the recorded and current
+// base images of the Linux variants (two reads each, once per digest in
+// the run); a date that cannot be read is reported with the reason.
+func linuxBaseCreated(ctx context.Context, rc *registry.Client, vs []basesVariant) {
+	type result struct {
+		t   *time.Time
+		err error
+	}
+	seen := map[string]result{}
+	read := func(base, digest string) (*time.Time, error) {
+		if digest == "" {
+			return nil, nil
+		}
+		key := base + "@" + digest
+		if r, ok := seen[key]; ok {
+			return r.t, r.err
+		}
+		ref, err := rc.ParseReference(base)
+		var r result
+		if err == nil {
+			var t time.Time
+			t, err = patchlevel.ImageCreated(ctx, rc, ref.Context().Digest(digest))
+			if err == nil {
+				r.t = &t
+			}
+		}
+		r.err = err
+		seen[key] = r
+		return r.t, r.err
+	}
+	for i := range vs {
+		v := &vs[i]
+		if v.PatchLevel != nil || v.BaseName == "" {
+			continue
+		}
+		p, err := platform.Parse(v.Platform)
+		if err != nil || platform.Normalize(p).OS == "windows" {
+			continue
+		}
+		var errs []string
+		var err1, err2 error
+		v.OldBaseCreated, err1 = read(v.BaseName, v.OldBaseImage)
+		v.NewBaseCreated, err2 = read(v.BaseName, v.NewBaseImage)
+		for _, err := range []error{err1, err2} {
+			if err != nil {
+				errs = append(errs, err.Error())
+			}
+		}
+		switch {
+		case len(errs) > 0:
+			v.BaseCreatedReason = strings.Join(errs, "; ")
+		case v.OldBaseImage == "":
+			v.BaseCreatedReason = "no base digest is recorded"
+		}
+	}
+}
+
+// printLinuxBases writes one row per Linux variant with a base: the
+// created dates of its recorded and current base images.
+func printLinuxBases(w io.Writer, vs []basesVariant) error {
+	rows := linuxBaseRows(vs)
+	if len(rows) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLATFORM\tBASE CREATED\tNEW BASE CREATED\tNOTE")
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// linuxBaseRows are the Linux variants' cells, in the text table and the
+// step summary.
+func linuxBaseRows(vs []basesVariant) [][]string {
+	var rows [][]string
+	date := func(t *time.Time) string {
+		if t == nil {
+			return "-"
+		}
+		return platform.DateOf(*t).String()
+	}
+	for _, v := range vs {
+		if v.OldBaseCreated == nil && v.NewBaseCreated == nil && v.BaseCreatedReason == "" {
+			continue
+		}
+		rows = append(rows, []string{v.Platform, date(v.OldBaseCreated), date(v.NewBaseCreated), dash(v.BaseCreatedReason)})
+	}
+	return rows
 }
 
 // useColour reports whether w is a terminal that takes colour: a
@@ -142,6 +243,9 @@ func patchRow(v patchlevel.Variant) []string {
 		fix = fmt.Sprintf("%d days", *v.FixAvailableDays)
 	}
 	life := "-"
+	if v.LifecycleReason != "" {
+		life = "unknown"
+	}
 	if l := v.Lifecycle; l != nil {
 		life = fmt.Sprintf("%s until %s", l.Phase, l.Until)
 		if l.Phase == platform.PhaseEnded {
@@ -178,8 +282,15 @@ func intOr(n *int) string {
 // basesSummary is the step summary of bases: the patch-level table of the
 // Windows variants, with the reasons of unknown ones.
 func basesSummary(rep *basesReport) string {
+	linux := ""
+	if rows := linuxBaseRows(rep.Variants); len(rows) > 0 {
+		linux = "\nLinux bases.\n\n" + ghactions.Table([]string{"Platform", "Base created", "New base created", "Note"}, rows)
+	}
 	if len(rep.PatchLevel) == 0 {
-		return ""
+		if linux == "" {
+			return ""
+		}
+		return fmt.Sprintf("### imgctl bases %s\n%s", code(rep.Ref), linux)
 	}
 	var rows [][]string
 	for _, v := range rep.PatchLevel {
@@ -190,5 +301,5 @@ func basesSummary(rep *basesReport) string {
 		rows = append(rows, append(patchRow(v), verdict))
 	}
 	head := fmt.Sprintf("### imgctl bases %s\n\nWindows patch level on %s.\n\n", code(rep.Ref), rep.At)
-	return head + ghactions.Table([]string{"Platform", "Release", "Revision", "Published", "Newest", "Behind", "Patch Tuesdays", "Fix available", "Lifecycle", "Verdict"}, rows)
+	return head + ghactions.Table([]string{"Platform", "Release", "Revision", "Published", "Newest", "Behind", "Patch Tuesdays", "Fix available", "Lifecycle", "Verdict"}, rows) + linux
 }

@@ -153,19 +153,19 @@ func TestBasesPatchLevelDist(t *testing.T) {
 		rows []row
 	}{
 		{"2026-10-13", []row{ // ltsc2022's last day of mainstream; November's revisions are not out yet
-			{"1m", wantPatch{4600, 0, 0, -1, "10.0.20348.4600", "mainstream", "2026-10-13"}, wantPatch{3480, 0, 0, -1, "10.0.26100.3480", "mainstream", "2029-11-13"}, true},
-			{"3m", wantPatch{4500, 2, 2, 40, "10.0.20348.4600", "mainstream", "2026-10-13"}, wantPatch{3400, 2, 2, 40, "10.0.26100.3480", "mainstream", "2029-11-13"}, true},
-			{"6m", wantPatch{4350, 6, 5, 140, "10.0.20348.4600", "mainstream", "2026-10-13"}, wantPatch{3280, 6, 5, 140, "10.0.26100.3480", "mainstream", "2029-11-13"}, true},
+			{"1m", wantPatch{4600, 0, 0, -1, "10.0.20348.4600", "mainstream", "2026-10-13"}, wantPatch{3480, 0, 0, -1, "10.0.26100.3480", "mainstream", "2029-10-09"}, true},
+			{"3m", wantPatch{4500, 2, 2, 40, "10.0.20348.4600", "mainstream", "2026-10-13"}, wantPatch{3400, 2, 2, 40, "10.0.26100.3480", "mainstream", "2029-10-09"}, true},
+			{"6m", wantPatch{4350, 6, 5, 140, "10.0.20348.4600", "mainstream", "2026-10-13"}, wantPatch{3280, 6, 5, 140, "10.0.26100.3480", "mainstream", "2029-10-09"}, true},
 		}},
 		{"2026-12-01", []row{ // extended support
-			{"1m", wantPatch{4600, 1, 1, 26, "10.0.20348.4650", "extended", "2031-10-14"}, wantPatch{3480, 1, 1, 26, "10.0.26100.3520", "mainstream", "2029-11-13"}, true},
-			{"3m", wantPatch{4500, 3, 3, 89, "10.0.20348.4650", "extended", "2031-10-14"}, wantPatch{3400, 3, 3, 89, "10.0.26100.3520", "mainstream", "2029-11-13"}, true},
-			{"6m", wantPatch{4350, 7, 6, 189, "10.0.20348.4650", "extended", "2031-10-14"}, wantPatch{3280, 7, 6, 189, "10.0.26100.3520", "mainstream", "2029-11-13"}, true},
+			{"1m", wantPatch{4600, 1, 1, 26, "10.0.20348.4650", "extended", "2031-10-14"}, wantPatch{3480, 1, 1, 26, "10.0.26100.3520", "mainstream", "2029-10-09"}, true},
+			{"3m", wantPatch{4500, 3, 3, 89, "10.0.20348.4650", "extended", "2031-10-14"}, wantPatch{3400, 3, 3, 89, "10.0.26100.3520", "mainstream", "2029-10-09"}, true},
+			{"6m", wantPatch{4350, 7, 6, 189, "10.0.20348.4650", "extended", "2031-10-14"}, wantPatch{3280, 7, 6, 189, "10.0.26100.3520", "mainstream", "2029-10-09"}, true},
 		}},
 		{"2032-01-15", []row{ // after ltsc2022's extended support; ltsc2025 in extended
-			{"1m", wantPatch{4600, 1, 1, 1897, "10.0.20348.4650", "ended", "2031-10-14"}, wantPatch{3480, 1, 1, 1897, "10.0.26100.3520", "extended", "2034-11-14"}, true},
-			{"3m", wantPatch{4500, 3, 3, 1960, "10.0.20348.4650", "ended", "2031-10-14"}, wantPatch{3400, 3, 3, 1960, "10.0.26100.3520", "extended", "2034-11-14"}, true},
-			{"6m", wantPatch{4350, 7, 6, 2060, "10.0.20348.4650", "ended", "2031-10-14"}, wantPatch{3280, 7, 6, 2060, "10.0.26100.3520", "extended", "2034-11-14"}, true},
+			{"1m", wantPatch{4600, 1, 1, 1897, "10.0.20348.4650", "ended", "2031-10-14"}, wantPatch{3480, 1, 1, 1897, "10.0.26100.3520", "extended", "2034-10-10"}, true},
+			{"3m", wantPatch{4500, 3, 3, 1960, "10.0.20348.4650", "ended", "2031-10-14"}, wantPatch{3400, 3, 3, 1960, "10.0.26100.3520", "extended", "2034-10-10"}, true},
+			{"6m", wantPatch{4350, 7, 6, 2060, "10.0.20348.4650", "ended", "2031-10-14"}, wantPatch{3280, 7, 6, 2060, "10.0.26100.3520", "extended", "2034-10-10"}, true},
 		}},
 	} {
 		for _, r := range tc.rows {

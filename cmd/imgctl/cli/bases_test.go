@@ -2,8 +2,14 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
 	"github.com/imgctl/imgctl/internal/testing/regtest"
 )
@@ -31,6 +37,10 @@ type basesJSON struct {
 		BuildChange  bool            `json:"build_change"`
 		Note         string          `json:"note"`
 		PatchLevel   json.RawMessage `json:"patch_level"`
+		// Linux variants: the base configs' created.
+		OldBaseCreated    *time.Time `json:"old_base_created"`
+		NewBaseCreated    *time.Time `json:"new_base_created"`
+		BaseCreatedReason string     `json:"base_created_reason"`
 	} `json:"variants"`
 }
 
@@ -80,5 +90,46 @@ func TestBasesCommand(t *testing.T) {
 		if out, errOut, code := run(t, tc.args...); code != 2 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, want 2 and %q\n%s%s", tc.args, code, tc.want, out, errOut)
 		}
+	}
+}
+
+// TestBasesLinuxBaseCreated checks that bases reports, for each Linux
+// variant, the created of its recorded base image and of the base's
+// current one, read from their configs, in the JSON, the text table and
+// the step summary; Windows variants carry theirs in the patch level.
+func TestBasesLinuxBaseCreated(t *testing.T) {
+	reg := regtest.New(t)
+	app := rebaseFixture(t, reg)
+	moved := time.Date(2026, 11, 3, 8, 0, 0, 0, time.UTC)
+	var lin [2]v1.Image
+	for i, img := range linuxBasePair(t, "nov") {
+		m, err := mutate.CreatedAt(img, v1.Time{Time: moved})
+		lin[i] = must(t, m, err)
+	}
+	push(t, reg, "base/distroless:latest", index(t, regtest.Entry{Image: lin[0]}, regtest.Entry{Image: lin[1]}))
+	summary := t.TempDir() + "/summary.md"
+	t.Setenv("GITHUB_STEP_SUMMARY", summary)
+	out, errOut, code := run(t, "bases", app, "-o", "json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (stale)\n%s%s", code, out, errOut)
+	}
+	var st basesJSON
+	decodeStrict(t, out, &st)
+	for _, v := range st.Variants[:2] {
+		if v.OldBaseCreated == nil || !v.OldBaseCreated.Equal(regtest.FixtureTime) || v.NewBaseCreated == nil || !v.NewBaseCreated.Equal(moved) || v.BaseCreatedReason != "" {
+			t.Errorf("%s: base created %v -> %v (%q), want %v -> %v", v.Platform, v.OldBaseCreated, v.NewBaseCreated, v.BaseCreatedReason, regtest.FixtureTime, moved)
+		}
+	}
+	if w := st.Variants[2]; w.OldBaseCreated != nil || w.NewBaseCreated != nil {
+		t.Errorf("the Windows variant has Linux base dates: %+v", w)
+	}
+	out, _, _ = run(t, "bases", app, "--github")
+	row := regexp.MustCompile(`(?m)^linux/amd64 +` + regtest.FixtureTime.UTC().Format(time.DateOnly) + ` +2026-11-03 +-$`)
+	if !strings.Contains(out, "BASE CREATED") || !row.MatchString(out) {
+		t.Errorf("text: no row %q:\n%s", row, out)
+	}
+	b, err := os.ReadFile(summary)
+	if !strings.Contains(string(b), "| linux/arm64/v8 | "+regtest.FixtureTime.UTC().Format(time.DateOnly)+" | 2026-11-03 |") {
+		t.Errorf("step summary (%v):\n%s", err, b)
 	}
 }
