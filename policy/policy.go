@@ -1,85 +1,17 @@
 // Package policy is the promotion gate: a YAML policy shared by CI,
 // `imgctl verify --policy` and `imgctl promote`, the checks it adds to
-// verify's (allowed base images and required signing keys) and the
-// severity overrides it applies to every finding. Package promote copies
-// an index that passes to its release tag without changing its digest.
+// verify's (allowed base images, required signing keys, per-platform
+// supply-chain requirements, the Windows patch level) and the severity
+// overrides it applies to every finding. Package promote copies an index
+// that passes to its release tag.
 //
-// A policy file looks like examples/policy.yaml:
+// Load reads a policy file (examples/policy.yaml is one); unknown fields,
+// rule names, targets, platforms and base patterns are errors. NewGate
+// combines it with the command line's settings, and Gate.Check runs it.
+// supplyChain and patchLevel cost requests only when they are set.
 //
-//	version: 1
-//	targets: [ltsc2022, ltsc2025]
-//	requirePlatforms: [linux/amd64, "windows/amd64:10.0.26100"]
-//	hostProcess: false
-//	runAsNonRoot: false
-//	allowedBases: [mcr.microsoft.com/windows/*, docker.io/library/alpine]
-//	keys: [cosign.pub]
-//	supplyChain:
-//	  - platforms: ["windows/*", linux/amd64]
-//	    keys: [release.pub]
-//	    provenance: true
-//	    builders:
-//	      - buildType: https://mobyproject.org/buildkit@v1
-//	      - builderId: https://github.com/imgctl/imgctl/*
-//	        buildType: https://github.com/imgctl/imgctl/rebase/v1
-//	    sbom: true
-//	engines: [containerd@2.0.4, containerd@2.1.6, docker@29.7]
-//	patchLevel: {maxPatchTuesdaysBehind: 1, maxFixAgeDays: 35, allowedPhases: [mainstream, extended]}
-//	rules: {errors: [ordering-quirk], ignore: [foreign-layers]}
-//
-// Unknown fields, unknown rule names and unparsable targets, platforms or
-// base patterns are errors. Key paths are relative to the policy file.
-//
-// # Supply chain
-//
-// Each supplyChain entry applies to the images (not attestation manifests)
-// whose platform one of its platforms matches: "*", "os/*", "*/arch", or a
-// platform (os/arch[/variant][:os.version], matched as requirePlatforms
-// are). For those images it requires:
-//   - keys: a signature by each key, in any format sign.Verify reads, as
-//     the top-level keys require of every manifest (reported as unsigned,
-//     bad-signature);
-//   - provenance: a SLSA provenance attestation (v0.2 or v1) in the index
-//     that names the image as its subject (missing-provenance); with
-//     builders, one whose builder id and build type match one entry
-//     (untrusted-builder). A builder entry sets builderId, buildType or
-//     both; each is matched exactly, except that "*" matches any run of
-//     characters, "/" included. BuildKit writes build type
-//     https://mobyproject.org/buildkit@v1 in v0.2 provenance and
-//     https://github.com/moby/buildkit/blob/master/docs/attestations/slsa-definitions.md
-//     in v1, and an empty builder id unless the build gives one;
-//   - sbom: an SBOM attestation (SPDX or CycloneDX) attached to the image
-//     (missing-sbom).
-//
-// Attestations are read only when an entry requires them of an image of
-// the index: a policy without supplyChain costs no request more.
-//
-// # Engines
-//
-// engines lists what the fleet runs, as --engine takes them: releases
-// (containerd@2.0.4, docker@29.7, docker@29.7+containerd-store) or profile
-// names. Those engines decide: a target fails when one of them runs no
-// variant or one that cannot start, and order-picks-older is an error for
-// them. Every other supported release line is still simulated and only
-// warns. An empty list, an unreadable entry and two entries of one profile
-// are errors.
-//
-// # Patch level
-//
-// patchLevel makes the gate report each Windows variant's patch level (see
-// PatchLevelRule.Evaluate): base-behind, base-out-of-support and
-// base-extended-support, against the limits it sets. It lists each base
-// repository's tags and reads the configs of the variants' revisions and
-// newer ones; a policy without it costs no request more.
-//
-// # Precedence
-//
-// Command-line settings combine with the policy (see NewGate): list flags
-// (--target, --require-platform, --key) add to the policy's lists, boolean
-// flags (--hostprocess, --run-as-non-root) turn a setting on when either
-// turns it on, and --engine applies as given. The policy's rules section
-// applies last, to every finding whatever produced it: a rule in ignore is
-// dropped, a rule in errors becomes an error. A policy with keys may not
-// ignore the signature rules.
+// docs/policy.md holds the file's sections, what each requires, and how
+// command-line flags combine with them.
 package policy
 
 import (
