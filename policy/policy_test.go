@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/imgctl/imgctl/findings"
+	"github.com/imgctl/imgctl/internal/testing/signtest"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/sign"
 	"github.com/imgctl/imgctl/verify"
@@ -99,7 +100,7 @@ func TestRulesApply(t *testing.T) {
 func TestNewGatePrecedence(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	pub, err := os.ReadFile(newKey(t).path)
+	pub, err := os.ReadFile(signtest.NewKey(t).PublicPath)
 	if err != nil {
 		t.Fatal(err)
 	}

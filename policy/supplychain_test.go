@@ -11,11 +11,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
-	"github.com/imgctl/imgctl/findings"
+	"github.com/imgctl/imgctl/internal/testing/gatetest"
 	"github.com/imgctl/imgctl/internal/testing/regtest"
+	"github.com/imgctl/imgctl/internal/testing/signtest"
 	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
+	"github.com/imgctl/imgctl/snapshot"
 	"github.com/imgctl/imgctl/verify"
 )
 
@@ -25,18 +27,6 @@ const (
 	buildkitType = "https://mobyproject.org/buildkit@v1"
 	rebaseType   = "https://github.com/imgctl/imgctl/rebase/v1"
 )
-
-// chainPolicy is a supply-chain policy over regtest.SupplyChainIndex:
-// BuildKit's or imgctl rebase's provenance, and an SBOM, for every image.
-const chainPolicy = `supplyChain:
-  - platforms: ["*"]
-    provenance: true
-    builders:
-      - buildType: https://mobyproject.org/buildkit@v1
-      - builderId: https://github.com/imgctl/*
-        buildType: https://github.com/imgctl/imgctl/rebase/v1
-    sbom: true
-`
 
 func parse(t *testing.T, doc, dir string) *Policy {
 	t.Helper()
@@ -49,7 +39,7 @@ func parse(t *testing.T, doc, dir string) *Policy {
 
 func TestParseSupplyChain(t *testing.T) {
 	t.Parallel()
-	p := parse(t, chainPolicy+"  - platforms: [windows/*, linux/amd64]\n    keys: [release.pub]\n", "/etc/imgctl")
+	p := parse(t, gatetest.ChainPolicy+"  - platforms: [windows/*, linux/amd64]\n    keys: [release.pub]\n", "/etc/imgctl")
 	want := []SupplyChain{
 		{Platforms: []string{"*"}, Provenance: true, SBOM: true,
 			Builders: []Builder{{BuildType: buildkitType}, {BuilderID: "https://github.com/imgctl/*", BuildType: rebaseType}}},
@@ -79,28 +69,10 @@ func chainGate(t *testing.T, doc, dir string, keys ...string) *Gate {
 // returns the report and the client's request count.
 func check(t *testing.T, g *Gate, ref name.Reference) (*verify.Report, int64) {
 	t.Helper()
-	rc := registry.New()
-	g.Registry = rc
-	_, s, err := rc.Snapshot(context.Background(), ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := g.Check(context.Background(), ref.String(), ref.Context(), s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep, rc.Requests()
-}
-
-func rulesOf(rep *verify.Report) []string {
-	var out []string
-	for _, f := range rep.Findings {
-		if f.Severity == findings.Error {
-			out = append(out, f.Rule+" "+f.Platform)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return gatetest.Check(t, ref, func(ctx context.Context, rc *registry.Client, ref name.Reference, s *snapshot.Snapshot) (*verify.Report, error) {
+		g.Registry = rc
+		return g.Check(ctx, ref.String(), ref.Context(), s)
+	})
 }
 
 // TestGateSupplyChain: the policy's requirements over attestations read
@@ -123,20 +95,20 @@ func TestGateSupplyChain(t *testing.T) {
 		ref       name.Reference
 		want      []string
 	}{
-		{"everything there", chainPolicy, full, nil},
-		{"no SBOM", chainPolicy, noSBOM, []string{"missing-sbom " + lin, "missing-sbom " + win}},
+		{"everything there", gatetest.ChainPolicy, full, nil},
+		{"no SBOM", gatetest.ChainPolicy, noSBOM, []string{"missing-sbom " + lin, "missing-sbom " + win}},
 		{"SBOM required of Windows only", "supplyChain: [{platforms: [windows/*], sbom: true}]\n", noSBOM, []string{"missing-sbom " + win}},
 		{"rebase's builder not trusted", "supplyChain: [{platforms: ['*'], provenance: true, builders: [{buildType: " + buildkitType + "}]}]\n", full,
 			[]string{"untrusted-builder " + win}},
 		{"builder id must match too", "supplyChain: [{platforms: ['*'], provenance: true, builders: [{buildType: '*', builderId: https://github.com/docker/buildx*}]}]\n", full,
 			[]string{"untrusted-builder " + lin, "untrusted-builder " + win}},
-		{"no attestations", chainPolicy, bare, []string{"missing-provenance " + lin, "missing-provenance " + win, "missing-sbom " + lin, "missing-sbom " + win}},
-		{"ignored by the rules", chainPolicy + "rules: {ignore: [missing-sbom]}\n", noSBOM, nil},
+		{"no attestations", gatetest.ChainPolicy, bare, []string{"missing-provenance " + lin, "missing-provenance " + win, "missing-sbom " + lin, "missing-sbom " + win}},
+		{"ignored by the rules", gatetest.ChainPolicy + "rules: {ignore: [missing-sbom]}\n", noSBOM, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, _ := check(t, chainGate(t, tc.doc, ""), tc.ref)
 			want := tc.want
-			if got := rulesOf(rep); !slices.Equal(got, want) || rep.Passed != (len(want) == 0) {
+			if got := gatetest.ErrorRules(rep); !slices.Equal(got, want) || rep.Passed != (len(want) == 0) {
 				t.Fatalf("errors %v (passed %t), want %v", got, rep.Passed, want)
 			}
 		})
@@ -146,7 +118,7 @@ func TestGateSupplyChain(t *testing.T) {
 		_, plain := check(t, gate(t, nil), full)
 		_, uncovered := check(t, chainGate(t, "supplyChain: [{platforms: [linux/s390x], provenance: true, sbom: true}]\n", ""), full)
 		_, linux := check(t, chainGate(t, "supplyChain: [{platforms: [linux/*], provenance: true, sbom: true}]\n", ""), full)
-		_, all := check(t, chainGate(t, chainPolicy, ""), full)
+		_, all := check(t, chainGate(t, gatetest.ChainPolicy, ""), full)
 		// Per covered image: its attestation manifest and its provenance
 		// statement; the SBOM is known by its annotation.
 		if uncovered != plain || linux != plain+2 || all != plain+4 {
@@ -161,10 +133,10 @@ func TestGateSupplyChain(t *testing.T) {
 func TestGatePlatformKeys(t *testing.T) {
 	t.Parallel()
 	reg := regtest.New(t)
-	k, win := newKey(t), newKey(t)
-	src := pushSigned(t, reg, "app:1", regtest.Must(regtest.SupplyChainIndex(true))(t), &k, false)
+	k, win := signtest.NewKey(t), signtest.NewKey(t)
+	src := gatetest.PushSigned(t, reg, "app:1", regtest.Must(regtest.SupplyChainIndex(true))(t), k.Signer, false)
 	dir := t.TempDir()
-	for n, path := range map[string]string{"ci.pub": k.path, "windows.pub": win.path} {
+	for n, path := range map[string]string{"ci.pub": k.PublicPath, "windows.pub": win.PublicPath} {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -176,34 +148,34 @@ func TestGatePlatformKeys(t *testing.T) {
 	byRef := "keys: [ci.pub]\nsupplyChain:\n  - {platforms: [linux/*], keys: [ci.pub]}\n  - {platforms: [windows/*], keys: [windows.pub]}\n"
 	doc := "signed: all\n" + byRef
 	rep, _ := check(t, chainGate(t, byRef, dir), src)
-	if got := rulesOf(rep); !slices.Equal(got, []string{sign.RuleBadSignature + " "}) {
+	if got := gatetest.ErrorRules(rep); !slices.Equal(got, []string{sign.RuleBadSignature + " "}) {
 		t.Fatalf("signed: reference: errors %v, want the index not signed by windows.pub, and only it", got)
 	}
 	if rep.Signatures == nil || rep.Signatures.Scope != "reference" || !slices.Equal(rep.Signatures.Digests, []string{src.DigestStr()}) {
 		t.Fatalf("signed: reference: checked %+v, want the index's digest alone", rep.Signatures)
 	}
 	rep, _ = check(t, chainGate(t, doc, dir), src)
-	if got := rulesOf(rep); !slices.Equal(got, []string{sign.RuleBadSignature + " windows/amd64:10.0.26100.6584"}) {
+	if got := gatetest.ErrorRules(rep); !slices.Equal(got, []string{sign.RuleBadSignature + " windows/amd64:10.0.26100.6584"}) {
 		t.Fatalf("errors %v, want the Windows image not signed by windows.pub, and only it", got)
 	}
-	s := loadSnap(t, src)
+	s := gatetest.LoadSnap(t, src)
 	for _, e := range s.Entries {
 		if p := e.Platform(); p != nil && p.OS == "windows" && !e.IsAttestation() {
-			if _, err := sign.Sign(context.Background(), src.Context().Digest(e.Descriptor.Digest.String()), win.sv, sign.Options{}); err != nil {
+			if _, err := sign.Sign(context.Background(), src.Context().Digest(e.Descriptor.Digest.String()), win.Signer, sign.Options{}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	if rep, _ := check(t, chainGate(t, doc, dir), src); !rep.Passed || len(rep.Signatures.Digests) != len(sign.Subjects(s)) {
-		t.Fatalf("signed by both keys: %v, checked %+v", rulesOf(rep), rep.Signatures)
+		t.Fatalf("signed by both keys: %v, checked %+v", gatetest.ErrorRules(rep), rep.Signatures)
 	}
 	if rep, _ := check(t, chainGate(t, byRef, dir), src); rep.Passed {
 		t.Fatal("signed: reference passed with the index unsigned by windows.pub")
 	}
-	if _, err := sign.Sign(context.Background(), src, win.sv, sign.Options{}); err != nil {
+	if _, err := sign.Sign(context.Background(), src, win.Signer, sign.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if rep, _ := check(t, chainGate(t, byRef, dir), src); !rep.Passed {
-		t.Fatalf("signed: reference, the index signed by both keys: %v", rulesOf(rep))
+		t.Fatalf("signed: reference, the index signed by both keys: %v", gatetest.ErrorRules(rep))
 	}
 }

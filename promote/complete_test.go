@@ -7,7 +7,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
 
+	"github.com/imgctl/imgctl/internal/testing/gatetest"
 	"github.com/imgctl/imgctl/internal/testing/regtest"
+	"github.com/imgctl/imgctl/internal/testing/signtest"
 	"github.com/imgctl/imgctl/sign"
 )
 
@@ -19,12 +21,12 @@ import (
 func TestPromoteCompletesExistingTag(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	k := newKey(t)
+	k := signtest.NewKey(t)
 	src, prod := regtest.New(t, regtest.WithReferrers()), regtest.New(t)
-	srcRef := pushSigned(t, src, "ci/app:1", regtest.Must(regtest.MultiOSIndex())(t), &k, true)
+	srcRef := gatetest.PushSigned(t, src, "ci/app:1", regtest.Must(regtest.MultiOSIndex())(t), k.Signer, true)
 	dst := tag(t, prod, "release/app:1.0")
 	regtest.MustPush(t, dst, regtest.Must(remote.Index(srcRef))(t)) // crane copy: the index, no signatures
-	g := gate(t, nil, k.path)
+	g := gate(t, nil, k.PublicPath)
 
 	pr, err := Run(ctx, g, srcRef.Context().Tag("1"), dst, Options{})
 	if err != nil {
@@ -34,7 +36,7 @@ func TestPromoteCompletesExistingTag(t *testing.T) {
 		t.Fatalf("promotion onto the copied tag: pushed %t, copied %+v; want the tag left alone and 9 signature tags and 9 referrers copied",
 			pr.Pushed, pr.Signatures)
 	}
-	rep, err := gate(t, nil, k.path).Check(ctx, dst.String(), dst.Context(), loadSnap(t, dst))
+	rep, err := gate(t, nil, k.PublicPath).Check(ctx, dst.String(), dst.Context(), gatetest.LoadSnap(t, dst))
 	if err != nil || !rep.Passed {
 		t.Fatalf("verify --key at the destination: %v %+v", err, rep)
 	}

@@ -10,7 +10,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	ociremote "github.com/sigstore/cosign/v2/pkg/oci/remote"
 
+	"github.com/imgctl/imgctl/internal/testing/gatetest"
 	"github.com/imgctl/imgctl/internal/testing/regtest"
+	"github.com/imgctl/imgctl/internal/testing/signtest"
 	"github.com/imgctl/imgctl/policy"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
@@ -21,11 +23,11 @@ func TestPromoteRefuses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	reg := regtest.New(t)
-	k, other := newKey(t), newKey(t)
+	k, other := signtest.NewKey(t), signtest.NewKey(t)
 	good := regtest.Must(regtest.MultiOSIndex())(t)
-	unsigned := pushSigned(t, reg, "ci/unsigned:1", good, nil, false)
-	wrongKey := pushSigned(t, reg, "ci/other-key:1", good, &other, false)
-	signed := pushSigned(t, reg, "ci/signed:1", good, &k, false)
+	unsigned := gatetest.PushSigned(t, reg, "ci/unsigned:1", good, nil, false)
+	wrongKey := gatetest.PushSigned(t, reg, "ci/other-key:1", good, other.Signer, false)
+	signed := gatetest.PushSigned(t, reg, "ci/signed:1", good, k.Signer, false)
 	strict := &policy.Policy{RequirePlatforms: []string{"windows/amd64:10.0.17763"}, AllowedBases: []string{"mcr.microsoft.com/windows/*"},
 		Rules: policy.Rules{Errors: []string{policy.RuleMissingBaseAnnotation}}}
 	for _, tc := range []struct {
@@ -41,7 +43,7 @@ func TestPromoteRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dst := tag(t, reg, "release/"+tc.src.Context().RepositoryStr()[3:]+":1.0")
 			src := tc.src.Context().Tag("1")
-			pr, err := Run(ctx, gate(t, tc.p, k.path), src, dst, Options{})
+			pr, err := Run(ctx, gate(t, tc.p, k.PublicPath), src, dst, Options{})
 			if !errors.Is(err, ErrRefused) {
 				t.Fatalf("Promote: %v, want ErrRefused", err)
 			}
@@ -72,10 +74,10 @@ func hasError(rep *verify.Report, rule string) bool {
 func TestPromote(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	k := newKey(t)
+	k := signtest.NewKey(t)
 	src := regtest.New(t, regtest.WithReferrers())
 	other := regtest.New(t)
-	srcRef := pushSigned(t, src, "ci/app:1", regtest.Must(regtest.MultiOSIndex())(t), &k, true)
+	srcRef := gatetest.PushSigned(t, src, "ci/app:1", regtest.Must(regtest.MultiOSIndex())(t), k.Signer, true)
 	ms, _ := remote.Index(srcRef)
 	im, _ := ms.IndexManifest()
 	for _, tc := range []struct {
@@ -88,7 +90,7 @@ func TestPromote(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dst := tag(t, tc.reg, "release/app:1.0")
-			g := gate(t, &policy.Policy{Targets: []string{"ltsc2022", "ltsc2025"}}, k.path)
+			g := gate(t, &policy.Policy{Targets: []string{"ltsc2022", "ltsc2025"}}, k.PublicPath)
 			tc.reg.ResetStats()
 			pr, err := Run(ctx, g, srcRef.Context().Tag("1"), dst, Options{})
 			if err != nil {
@@ -110,7 +112,7 @@ func TestPromote(t *testing.T) {
 				}
 			}
 			// The destination verifies with the key, as verify --key does.
-			again := gate(t, nil, k.path)
+			again := gate(t, nil, k.PublicPath)
 			rep, err := Run(ctx, again, dst, dst, Options{})
 			if err != nil || rep.Pushed || !rep.Report.Passed {
 				t.Fatalf("verifying the destination: %v %+v", err, rep.Report)
@@ -124,7 +126,7 @@ func TestPromote(t *testing.T) {
 			}
 			// Another index never replaces the tag.
 			otherIdx := regtest.Must(regtest.Index(regtest.Entry{Image: regtest.Must(regtest.LinuxImage("amd64", regtest.WithSeed(tc.name)))(t)}))(t)
-			o := pushSigned(t, src, "ci/app:2", otherIdx, &k, false)
+			o := gatetest.PushSigned(t, src, "ci/app:2", otherIdx, k.Signer, false)
 			if _, err := Run(ctx, g, o, dst, Options{}); !errors.Is(err, registry.ErrTagExists) {
 				t.Fatalf("promoting another index onto the tag: %v, want ErrTagExists", err)
 			}
@@ -141,13 +143,13 @@ func TestPromote(t *testing.T) {
 func TestPromoteSignatureReadError(t *testing.T) {
 	t.Setenv(registry.EnvRetryBase, "1ms")
 	ctx := context.Background()
-	k := newKey(t)
+	k := signtest.NewKey(t)
 	reg := regtest.New(t)
-	srcRef := pushSigned(t, reg, "ci/app:1", regtest.Must(regtest.MultiOSIndex())(t), &k, false)
+	srcRef := gatetest.PushSigned(t, reg, "ci/app:1", regtest.Must(regtest.MultiOSIndex())(t), k.Signer, false)
 	dst := tag(t, reg, "release/app:1.0")
 	reg.SetMiddleware(regtest.NewFaults(regtest.Fault{Kind: regtest.Fault500, Route: regtest.RouteManifestByTag,
 		Method: http.MethodGet, Suffix: ".sig"}).Middleware)
-	pr, err := Run(ctx, gate(t, nil, k.path), srcRef, dst, Options{})
+	pr, err := Run(ctx, gate(t, nil, k.PublicPath), srcRef, dst, Options{})
 	reg.SetMiddleware(nil)
 	if err == nil || errors.Is(err, ErrRefused) || !registry.IsRegistryError(err) {
 		t.Fatalf("Promote: %v, want a registry error, not %v", err, ErrRefused)

@@ -18,7 +18,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/imgctl/imgctl/internal/testing/gatetest"
 	"github.com/imgctl/imgctl/internal/testing/regtest"
+	"github.com/imgctl/imgctl/internal/testing/signtest"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/sign"
 )
@@ -37,10 +39,10 @@ func TestPromoteSupplyChain(t *testing.T) {
 	}{{"referrers API", []regtest.Option{regtest.WithReferrers()}, true}, {"fallback tag", nil, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			k := newKey(t)
+			k := signtest.NewKey(t)
 			src, prod := regtest.New(t, tc.opts...), regtest.New(t, tc.opts...)
-			srcRef := pushSigned(t, src, "ci/app:1", regtest.Must(regtest.SupplyChainIndex(true))(t), &k, tc.referrers)
-			s := loadSnap(t, srcRef) // signed recursively: the attestation manifests too
+			srcRef := gatetest.PushSigned(t, src, "ci/app:1", regtest.Must(regtest.SupplyChainIndex(true))(t), k.Signer, tc.referrers)
+			s := gatetest.LoadSnap(t, srcRef) // signed recursively: the attestation manifests too
 			var bundles []v1.Hash
 			for _, e := range s.Entries {
 				if e.IsAttestation() {
@@ -48,7 +50,7 @@ func TestPromoteSupplyChain(t *testing.T) {
 				}
 			}
 			dst := tag(t, prod, "release/app:1.0")
-			g := chainGate(t, chainPolicy, "", k.path)
+			g := chainGate(t, gatetest.ChainPolicy, "", k.PublicPath)
 			pr, err := Run(ctx, g, srcRef.Context().Tag("1"), dst, Options{})
 			if err != nil || !pr.Pushed {
 				t.Fatalf("Promote: %v %+v", err, pr)
@@ -82,8 +84,8 @@ func TestPromoteSupplyChain(t *testing.T) {
 			if fs, err := sign.Verify(ctx, dst.Context(), attKeys, g.Keys, sign.VerifyOptions{}); err != nil || len(fs) > 0 {
 				t.Errorf("the signatures of the attestation manifests at the destination: %v %v", fs, err)
 			}
-			if rep, _ := check(t, chainGate(t, chainPolicy, "", k.path), dst); !rep.Passed {
-				t.Errorf("the gate at the destination: %v", rulesOf(rep))
+			if rep, _ := check(t, chainGate(t, gatetest.ChainPolicy, "", k.PublicPath), dst); !rep.Passed {
+				t.Errorf("the gate at the destination: %v", gatetest.ErrorRules(rep))
 			}
 		})
 	}
@@ -125,20 +127,20 @@ func putBundle(t *testing.T, repo name.Repository, subject v1.Descriptor, fallba
 func TestPromoteRequestCount(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	k := newKey(t)
+	k := signtest.NewKey(t)
 	src, prod := regtest.New(t), regtest.New(t)
-	srcRef := pushSigned(t, src, "ci/app:1", regtest.Must(regtest.SupplyChainIndex(true))(t), &k, false)
+	srcRef := gatetest.PushSigned(t, src, "ci/app:1", regtest.Must(regtest.SupplyChainIndex(true))(t), k.Signer, false)
 	counts := map[string][2]int{}
-	for _, doc := range []string{"targets: [ltsc2025]\n", chainPolicy} {
+	for _, doc := range []string{"targets: [ltsc2025]\n", gatetest.ChainPolicy} {
 		src.ResetStats()
 		prod.ResetStats()
-		g := chainGate(t, doc, "", k.path)
+		g := chainGate(t, doc, "", k.PublicPath)
 		if _, err := Run(ctx, g, srcRef, tag(t, prod, fmt.Sprintf("release/app%d:1", len(counts))), Options{}); err != nil {
 			t.Fatal(err)
 		}
 		counts[doc] = [2]int{src.Stats().Total(), prod.Stats().Total()}
 	}
-	plain, chain := counts["targets: [ltsc2025]\n"], counts[chainPolicy]
+	plain, chain := counts["targets: [ltsc2025]\n"], counts[gatetest.ChainPolicy]
 	if chain[0] != plain[0] || chain[1] != plain[1]+4 {
 		t.Errorf("requests (source, destination): %v without attestation rules, %v with; want the same source reads and 4 more at the destination", plain, chain)
 	}
@@ -153,7 +155,7 @@ func TestPromoteRequestCount(t *testing.T) {
 func TestPromotePreviousAttestations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	k := newKey(t)
+	k := signtest.NewKey(t)
 	src, prod := regtest.New(t), regtest.New(t)
 	linux := regtest.Must(regtest.LinuxImage("amd64"))(t)
 	about := regtest.Must(linux.Digest())(t)
@@ -168,7 +170,7 @@ func TestPromotePreviousAttestations(t *testing.T) {
 		img v1.Image
 	}{{firstRef, first}, {secondRef, second}} {
 		regtest.MustPush(t, x.ref, x.img)
-		if _, err := sign.Sign(ctx, x.ref, k.sv, sign.Options{}); err != nil {
+		if _, err := sign.Sign(ctx, x.ref, k.Signer, sign.Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -181,9 +183,9 @@ func TestPromotePreviousAttestations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			idx := regtest.Must(regtest.Index(regtest.Entry{Image: linux},
 				regtest.Must(regtest.AttestationEntryOf(linux, regtest.Must(regtest.RebaseProvenance(tc.previous))(t), regtest.SPDX("busybox")))(t)))(t)
-			srcRef := pushSigned(t, src, "ci/rebased2:"+strings.ReplaceAll(tc.name, " ", "-"), idx, &k, false)
+			srcRef := gatetest.PushSigned(t, src, "ci/rebased2:"+strings.ReplaceAll(tc.name, " ", "-"), idx, k.Signer, false)
 			dst := tag(t, prod, "release/app:"+strings.ReplaceAll(tc.name, " ", "-"))
-			pr, err := Run(ctx, gate(t, parse(t, chainPolicy, ""), k.path), srcRef, dst, Options{})
+			pr, err := Run(ctx, gate(t, parse(t, gatetest.ChainPolicy, ""), k.PublicPath), srcRef, dst, Options{})
 			if tc.copied == nil {
 				if err == nil || !strings.Contains(err.Error(), missing.String()) || headDigest(t, dst) != nil ||
 					headDigest(t, dst.Context().Digest(srcRef.DigestStr())) != nil {
@@ -213,10 +215,10 @@ func TestPromotePreviousAttestations(t *testing.T) {
 func TestPromoteChecksDestination(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	k := newKey(t)
+	k := signtest.NewKey(t)
 	src := regtest.New(t)
-	srcRef := pushSigned(t, src, "ci/app:1", regtest.Must(regtest.SupplyChainIndex(true))(t), &k, false)
-	s := loadSnap(t, srcRef)
+	srcRef := gatetest.PushSigned(t, src, "ci/app:1", regtest.Must(regtest.SupplyChainIndex(true))(t), k.Signer, false)
+	s := gatetest.LoadSnap(t, srcRef)
 	var att v1.Hash
 	for _, e := range s.Entries {
 		if e.IsAttestation() {
@@ -236,7 +238,7 @@ func TestPromoteChecksDestination(t *testing.T) {
 			f := regtest.NewFaults(tc.fault)
 			prod := regtest.New(t, regtest.WithMiddleware(f.Middleware))
 			dst := tag(t, prod, "release/app:1.0")
-			_, err := Run(ctx, chainGate(t, chainPolicy, "", k.path), srcRef, dst, Options{})
+			_, err := Run(ctx, chainGate(t, gatetest.ChainPolicy, "", k.PublicPath), srcRef, dst, Options{})
 			if f.Injected() == 0 || err == nil {
 				t.Fatalf("Promote: %v after %d faults, want a failure", err, f.Injected())
 			}
@@ -256,19 +258,19 @@ func TestPromoteChecksDestination(t *testing.T) {
 func TestPromoteImmutableSignatureTag(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	k, k2 := newKey(t), newKey(t)
+	k, k2 := signtest.NewKey(t), signtest.NewKey(t)
 	src, prod := regtest.New(t), regtest.New(t, regtest.WithMiddleware(regtest.ImmutableTags))
-	srcRef := pushSigned(t, src, "ci/app:1", regtest.Must(regtest.MultiOSIndex())(t), &k, false)
+	srcRef := gatetest.PushSigned(t, src, "ci/app:1", regtest.Must(regtest.MultiOSIndex())(t), k.Signer, false)
 	dst := tag(t, prod, "release/app:1.0")
-	if _, err := Run(ctx, gate(t, nil, k.path), srcRef, dst, Options{}); err != nil {
+	if _, err := Run(ctx, gate(t, nil, k.PublicPath), srcRef, dst, Options{}); err != nil {
 		t.Fatalf("first promotion (new tags only): %v", err)
 	}
 	// A second signature at the source changes its .sig tags; promoting
 	// again must update the destination's.
-	if _, err := sign.Sign(ctx, srcRef, k2.sv, sign.Options{Recursive: true}); err != nil {
+	if _, err := sign.Sign(ctx, srcRef, k2.Signer, sign.Options{Recursive: true}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Run(ctx, gate(t, nil, k.path, k2.path), srcRef, dst, Options{})
+	_, err := Run(ctx, gate(t, nil, k.PublicPath, k2.PublicPath), srcRef, dst, Options{})
 	if !errors.Is(err, ErrImmutableArtifactTag) || !errors.Is(err, registry.ErrTagExists) ||
 		!strings.Contains(err.Error(), "configured as immutable") || strings.Contains(err.Error(), sign.RuleUnsigned) {
 		t.Fatalf("Promote: %v, want ErrImmutableArtifactTag naming the registry's refusal", err)
@@ -276,12 +278,12 @@ func TestPromoteImmutableSignatureTag(t *testing.T) {
 
 	// Without the referrers API, the second referrer of a subject copied
 	// updates the fallback tag the first one wrote.
-	fresh := pushSigned(t, src, "ci/fresh:1", regtest.Must(regtest.MultiOSIndex())(t), &k, false)
+	fresh := gatetest.PushSigned(t, src, "ci/fresh:1", regtest.Must(regtest.MultiOSIndex())(t), k.Signer, false)
 	subject := v1.Descriptor{MediaType: types.OCIImageIndex, Digest: regtest.Must(v1.NewHash(fresh.DigestStr()))(t), Size: loadSnapSize(t, fresh)}
 	putBundle(t, fresh.Context(), subject, true, "ci")
 	putBundle(t, fresh.Context(), subject, true, "release") // a second signer
 	dst = tag(t, prod, "release/fresh:1.0")
-	_, err = Run(ctx, gate(t, nil, k.path), fresh, dst, Options{})
+	_, err = Run(ctx, gate(t, nil, k.PublicPath), fresh, dst, Options{})
 	if !errors.Is(err, ErrImmutableArtifactTag) || !strings.Contains(err.Error(), ":sha256-"+subject.Digest.Hex+" ") {
 		t.Fatalf("Promote: %v, want ErrImmutableArtifactTag naming the fallback tag", err)
 	}
