@@ -99,5 +99,10 @@ func ImageCreated(ctx context.Context, rc *registry.Client, ref name.Digest) (ti
 	if cfg.Created.IsZero() {
 		return time.Time{}, fmt.Errorf("the config of %s has no created date", ref)
 	}
+	if cfg.Created.Unix() == 0 {
+		// Reproducible builds (distroless, ko, apko, SOURCE_DATE_EPOCH=0)
+		// write the epoch: it says nothing of when the base was made.
+		return time.Time{}, fmt.Errorf("the config of %s gives the Unix epoch as its created date, as reproducible builds do: it does not say when the base was made", ref)
+	}
 	return cfg.Created.UTC(), nil
 }

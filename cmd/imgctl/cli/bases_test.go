@@ -132,4 +132,20 @@ func TestBasesLinuxBaseCreated(t *testing.T) {
 	if !strings.Contains(string(b), "| linux/arm64/v8 | "+regtest.FixtureTime.UTC().Format(time.DateOnly)+" | 2026-11-03 |") {
 		t.Errorf("step summary (%v):\n%s", err, b)
 	}
+
+	// A reproducible base (distroless writes the epoch) has no date to
+	// report: the reason says so instead of 1970-01-01.
+	for i, img := range linuxBasePair(t, "epoch") {
+		m, err := mutate.CreatedAt(img, v1.Time{Time: time.Unix(0, 0)})
+		lin[i] = must(t, m, err)
+	}
+	push(t, reg, "base/distroless:latest", index(t, regtest.Entry{Image: lin[0]}, regtest.Entry{Image: lin[1]}))
+	out, errOut, _ = run(t, "bases", app, "-o", "json")
+	st = basesJSON{}
+	decodeStrict(t, out, &st)
+	for _, v := range st.Variants[:2] {
+		if v.NewBaseCreated != nil || !strings.Contains(v.BaseCreatedReason, "Unix epoch") {
+			t.Errorf("%s: epoch base created %v (%q), want no date and the reason\n%s", v.Platform, v.NewBaseCreated, v.BaseCreatedReason, errOut)
+		}
+	}
 }
