@@ -21,8 +21,10 @@ const AnnotationSource = "org.imgctl.patch.source"
 // StagePrefix starts every staging tag (see StageTag).
 const StagePrefix = "imgctl-stage-"
 
-// DefaultJobs is how many images are worked on at once by default.
-const DefaultJobs = 4
+// DefaultJobs is how many images are worked on at once by default: as many
+// as the registry client's blob transfers, since each image's rebase
+// mounts or copies blobs.
+const DefaultJobs = registry.DefaultJobs
 
 // Options control Run.
 type Options struct {

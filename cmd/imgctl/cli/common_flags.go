@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/imgctl/imgctl/fleet"
 	"github.com/imgctl/imgctl/registry"
 	"github.com/imgctl/imgctl/snapshot"
 )
@@ -66,7 +67,7 @@ type jobsWork struct {
 	why  string
 }
 
-// The three kinds of work --jobs counts.
+// The kinds of work --jobs counts.
 var (
 	// jobsReads: manifests and configs, documents of a few kilobytes.
 	jobsReads = jobsWork{"manifest and config reads", snapshot.DefaultConcurrency,
@@ -77,6 +78,10 @@ var (
 	// jobsTargets: bake's targets, each whole builds on the daemons.
 	jobsTargets = jobsWork{"targets built", 2,
 		"each is whole BuildKit solves on shared daemons: fewest at once"}
+	// jobsImages: patch's images, each a rebase (blob mounts), a check, a
+	// signature and a promotion.
+	jobsImages = jobsWork{"images worked on", fleet.DefaultJobs,
+		"each is a rebase, a check, a signature and a promotion, with blob mounts: as many as blob transfers"}
 )
 
 // addJobsFlag registers --jobs for work: how many at once, 1 or more (a
