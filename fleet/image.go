@@ -14,6 +14,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/imgctl/imgctl/findings"
+	"github.com/imgctl/imgctl/patchlevel"
 	"github.com/imgctl/imgctl/policy"
 	"github.com/imgctl/imgctl/promote"
 	"github.com/imgctl/imgctl/rebase"
@@ -36,6 +37,9 @@ type runner struct {
 	tags   *TagRule
 	gate   *policy.Gate
 	shared *rebase.Shared
+	// levels is the run's patch-level cache: each base repository's tags
+	// and each revision read once per run.
+	levels *patchlevel.Cache
 	log    *slog.Logger
 }
 
@@ -174,6 +178,9 @@ func (r *runner) patch(ctx context.Context, src name.Tag, digest v1.Hash, next n
 		return err
 	}
 	im.Variants = variants(res.Status)
+	if err := r.patchLevel(ctx, res.Status, im); err != nil {
+		return err
+	}
 	if !res.Stale {
 		im.Outcome = Current
 		if len(im.Via) > 0 {
@@ -236,6 +243,36 @@ func (r *runner) precheck(ctx context.Context, g *policy.Gate, staged name.Diges
 	}
 	if !rep.Passed {
 		return &refusal{err: fmt.Errorf("%w %s: %d error(s)", promote.ErrRefused, staged, len(rep.Errors())), findings: rep.Errors()}
+	}
+	return nil
+}
+
+// patchLevel reports how far behind the source's Windows variants were
+// (see patchlevel.Check) on the run's date, through the run's cache: each
+// base repository's tags and each revision are read once per run. What
+// cannot be told is the variant's own status and reason; only a cancelled
+// run is an error.
+func (r *runner) patchLevel(ctx context.Context, st rebase.Status, im *Image) error {
+	var subjects []patchlevel.Subject
+	var where []int
+	for i, v := range st.Variants {
+		if s, ok := patchlevel.SubjectOf(v.Platform, v.Digest, v.BaseName, r.rc.NameOptions()...); ok {
+			subjects, where = append(subjects, s), append(where, i)
+		}
+	}
+	if len(subjects) == 0 {
+		return nil
+	}
+	rep, err := patchlevel.Check(ctx, subjects, patchlevel.Options{Registry: r.rc, At: r.o.At, Cache: r.levels})
+	if err != nil {
+		return err
+	}
+	for j, i := range where {
+		v := rep.Variants[j]
+		im.Variants[i].PatchLevel = &v
+		if n := v.PatchTuesdaysBehind; n != nil && (im.PatchTuesdaysBehind == nil || *n > *im.PatchTuesdaysBehind) {
+			im.PatchTuesdaysBehind = n
+		}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sigstore/sigstore/pkg/signature"
 
+	"github.com/imgctl/imgctl/platform"
 	"github.com/imgctl/imgctl/policy"
 	"github.com/imgctl/imgctl/rebase"
 	"github.com/imgctl/imgctl/registry"
@@ -49,6 +50,9 @@ type Options struct {
 	Jobs int
 	// DryRun decides and plans every image and writes nothing.
 	DryRun bool
+	// At is the date each image's patch level, and the gate's patchLevel
+	// limits, are reported on; the zero Date means today (UTC).
+	At platform.Date
 	// Logger receives progress at debug level; nil discards.
 	Logger *slog.Logger
 	// Progress, when set, is called after each image with how many are

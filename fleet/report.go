@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"github.com/imgctl/imgctl/findings"
+	"github.com/imgctl/imgctl/patchlevel"
 	"github.com/imgctl/imgctl/rebase"
 )
 
@@ -50,6 +51,9 @@ type Variant struct {
 	// Digest is the variant's manifest after the rebase (its old one when
 	// it was current).
 	Digest string `json:"digest,omitempty"`
+	// PatchLevel is how far behind a Windows variant was before the
+	// rebase (`imgctl bases`' patch_level); nil for Linux variants.
+	PatchLevel *patchlevel.Variant `json:"patch_level,omitempty"`
 }
 
 // Image is the report of one release reference.
@@ -69,10 +73,13 @@ type Image struct {
 	Stage     string `json:"stage,omitempty"`
 	// Earlier is set when the promotion was found, made by an earlier run
 	// (or an earlier month's: Via lists the promoted tags followed).
-	Earlier  bool               `json:"earlier,omitempty"`
-	Via      []string           `json:"via,omitempty"`
-	Variants []Variant          `json:"variants"`
-	Findings []findings.Finding `json:"findings,omitempty"`
+	Earlier bool     `json:"earlier,omitempty"`
+	Via     []string `json:"via,omitempty"`
+	// PatchTuesdaysBehind is the most Patch Tuesdays any Windows variant
+	// was behind before the rebase; nil when none could be told.
+	PatchTuesdaysBehind *int               `json:"patch_tuesdays_behind,omitempty"`
+	Variants            []Variant          `json:"variants"`
+	Findings            []findings.Finding `json:"findings,omitempty"`
 }
 
 // Summary counts a run's outcomes and its shared work.

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/imgctl/imgctl/patchlevel"
 	"github.com/imgctl/imgctl/policy"
 	"github.com/imgctl/imgctl/rebase"
 	"github.com/imgctl/imgctl/registry"
@@ -33,8 +34,18 @@ func Run(ctx context.Context, refs []name.Reference, o Options, emit func(Image)
 			return Summary{}, err
 		}
 	}
-	gate.Registry = rc
-	r := &runner{o: o, rc: rc, tags: tags, gate: gate, shared: rebase.NewShared(), log: o.logger()}
+	levels := patchlevel.NewCache(rc)
+	runGate := *gate
+	runGate.Registry = rc
+	if runGate.PatchLevel != nil {
+		pl := *runGate.PatchLevel
+		pl.Cache = levels
+		if pl.At.IsZero() {
+			pl.At = o.At
+		}
+		runGate.PatchLevel = &pl
+	}
+	r := &runner{o: o, rc: rc, tags: tags, gate: &runGate, shared: rebase.NewShared(), levels: levels, log: o.logger()}
 	var (
 		mu      sync.Mutex
 		sum     Summary

@@ -21,6 +21,54 @@ type Options struct {
 	Registry *registry.Client
 	// At is the report's date; the zero Date means today (UTC).
 	At platform.Date
+	// Cache holds the tag lists and revisions read by earlier Checks of
+	// the same run; nil means a fresh one for this Check.
+	Cache *Cache
+}
+
+// Cache is what Check reads that does not change within a run: each base
+// repository's tag list and each revision's created date. A command that
+// reports on many images (imgctl patch) shares one, so that each is read
+// once per run, not once per image. It is safe for concurrent use.
+type Cache struct {
+	tags tagLister
+	mu   sync.Mutex
+	revs map[string]*revisionRead
+}
+
+// revisionRead is one revision's read, done once.
+type revisionRead struct {
+	once sync.Once
+	rev  Revision
+	err  error
+}
+
+// NewCache returns an empty cache that reads through rc (nil means
+// registry.New()).
+func NewCache(rc *registry.Client) *Cache {
+	return &Cache{tags: tagLister{rc: registry.Or(rc), lists: map[string]*tagList{}}, revs: map[string]*revisionRead{}}
+}
+
+// revision reads rt once per repository and platform (see
+// reader.revision); a cancelled read is not kept.
+func (c *Cache) revision(ctx context.Context, r reader, repo name.Repository, rt revisionTag, want platform.Platform) (Revision, error) {
+	// The read depends on the build, not on the variant's own revision.
+	b, _ := platform.Build(want.OSVersion)
+	key := fmt.Sprintf("%s:%s@%s/%s/%s:%d", repo, rt.tag, want.OS, want.Architecture, want.Variant, b)
+	c.mu.Lock()
+	rr := c.revs[key]
+	if rr == nil {
+		rr = &revisionRead{}
+		c.revs[key] = rr
+	}
+	c.mu.Unlock()
+	rr.once.Do(func() { rr.rev, rr.err = r.revision(ctx, repo, rt, want) })
+	if rr.err != nil && ctx.Err() == nil && errors.Is(rr.err, context.Canceled) {
+		// Another Check's context was cancelled during the read: read
+		// again for this one, outside the cache.
+		return r.revision(ctx, repo, rt, want)
+	}
+	return rr.rev, rr.err
 }
 
 // Check reports the patch level of each subject on o.At. It lists each
@@ -37,12 +85,15 @@ func Check(ctx context.Context, subjects []Subject, o Options) (*Report, error) 
 		at = platform.DateOf(time.Now())
 	}
 	rep := &Report{At: at, Variants: make([]Variant, len(subjects))}
-	tags := tagLister{rc: rc, lists: map[string]*tagList{}}
+	c := o.Cache
+	if c == nil {
+		c = NewCache(rc)
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(rc.Jobs())
 	for i, s := range subjects {
 		g.Go(func() error {
-			rep.Variants[i] = check(gctx, reader{rc: rc}, &tags, s, at)
+			rep.Variants[i] = check(gctx, reader{rc: rc}, c, s, at)
 			return gctx.Err()
 		})
 	}
@@ -53,7 +104,7 @@ func Check(ctx context.Context, subjects []Subject, o Options) (*Report, error) 
 }
 
 // check reports on one subject.
-func check(ctx context.Context, r reader, tags *tagLister, s Subject, at platform.Date) Variant {
+func check(ctx context.Context, r reader, c *Cache, s Subject, at platform.Date) Variant {
 	v := Variant{Platform: platform.Format(s.Platform), Digest: s.Digest, Release: ReleaseUnknown}
 	ver, err := platform.ParseVersion(s.Platform.OSVersion)
 	if err != nil {
@@ -68,7 +119,7 @@ func check(ctx context.Context, r reader, tags *tagLister, s Subject, at platfor
 	}
 	repo := s.Base.Context()
 	v.Base = s.Base.String()
-	list, err := tags.list(ctx, repo)
+	list, err := c.tags.list(ctx, repo)
 	if err != nil {
 		v.unknown(fmt.Sprintf("cannot list the tags of %s: %v", repo, err))
 		return v
@@ -83,7 +134,7 @@ func check(ctx context.Context, r reader, tags *tagLister, s Subject, at platfor
 		v.unknown(fmt.Sprintf("%s has no tag of the variant's revision %s", repo, ver))
 		return v
 	}
-	read, err := readRevisions(ctx, r, repo, revs[own:], s.Platform)
+	read, err := readRevisions(ctx, r, c, repo, revs[own:], s.Platform)
 	if err != nil {
 		v.unknown(err.Error())
 		return v
@@ -94,10 +145,10 @@ func check(ctx context.Context, r reader, tags *tagLister, s Subject, at platfor
 
 // readRevisions reads the revisions one after another; the variants are
 // what runs concurrently.
-func readRevisions(ctx context.Context, r reader, repo name.Repository, revs []revisionTag, want platform.Platform) ([]Revision, error) {
+func readRevisions(ctx context.Context, r reader, c *Cache, repo name.Repository, revs []revisionTag, want platform.Platform) ([]Revision, error) {
 	out := make([]Revision, len(revs))
 	for i, rt := range revs {
-		rev, err := r.revision(ctx, repo, rt, want)
+		rev, err := c.revision(ctx, r, repo, rt, want)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package patchlevel
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,34 @@ func TestCheckIssueExample(t *testing.T) {
 	if st.Tags != 1 || st.Manifests != 4 || st.Blobs != 4 {
 		t.Errorf("requests: %s", st)
 	}
+
+	// Two more Checks of a run share one Cache (imgctl patch's images): the
+	// first reads as above, the second, of a variant two revisions newer,
+	// reads nothing, and reports the same as a Check of its own.
+	cache := NewCache(rc)
+	newer := sub
+	newer.Platform.OSVersion = "10.0.20348.2762"
+	for i, s := range []Subject{sub, newer} {
+		reg.ResetStats()
+		rep, err := Check(context.Background(), []Subject{s}, Options{Registry: rc, At: date(t, "2024-11-20"), Cache: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := reg.Stats()
+		if want := [2]int{1, 0}[i]; st.Tags != want || st.Manifests != 4*want || st.Blobs != 4*want {
+			t.Errorf("check %d through the cache: requests %s, want %d tag list(s) and %d manifests and configs", i, st, want, 4*want)
+		}
+		alone, err := Check(context.Background(), []Subject{s}, Options{Registry: registry.New(), At: date(t, "2024-11-20")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(rep.Variants[0])
+		want, _ := json.Marshal(alone.Variants[0])
+		if string(got) != string(want) {
+			t.Errorf("check %d through the cache: %s, alone: %s", i, got, want)
+		}
+	}
+
 }
 
 func ts(t *testing.T, s string) time.Time {

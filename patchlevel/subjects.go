@@ -31,3 +31,19 @@ func SubjectsOf(s *snapshot.Snapshot, opts ...name.Option) []Subject {
 	}
 	return out
 }
+
+// SubjectOf is the subject of one variant as `imgctl bases` and the fleet
+// hold it (its platform as text, its manifest digest and its base's name,
+// parsed with opts); false when the platform is not Windows or cannot be
+// read. An unreadable base name leaves Base nil, which Check reports.
+func SubjectOf(plat, digest, base string, opts ...name.Option) (Subject, bool) {
+	p, err := platform.Parse(plat)
+	if err != nil || platform.Normalize(p).OS != "windows" {
+		return Subject{}, false
+	}
+	s := Subject{Platform: p, Digest: digest}
+	if ref, err := name.ParseReference(base, opts...); base != "" && err == nil {
+		s.Base = ref
+	}
+	return s, true
+}

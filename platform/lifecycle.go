@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -73,6 +74,25 @@ func (d Date) String() string {
 // MarshalJSON prints the date as "2006-01-02" (not time.Time's RFC 3339,
 // which the embedded time would otherwise give).
 func (d Date) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
+
+// UnmarshalJSON reads what MarshalJSON prints ("" is the zero date), so
+// that a report can be read back (imgctl patch --merge-reports).
+func (d *Date) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("date: %w", err)
+	}
+	if s == "" {
+		*d = Date{}
+		return nil
+	}
+	v, err := ParseDate(s)
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
 
 // Lifecycles are the Windows base images' lifecycles imgctl knows, one row
 // per LTSC base image of Microsoft's "Base image servicing lifecycles"

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 )
@@ -125,6 +126,32 @@ func TestLifecyclePhase(t *testing.T) {
 	for _, b := range []uint32{19042, 25398} {
 		if l, ok := LifecycleOf(b); ok {
 			t.Errorf("%d has a lifecycle (%s); Microsoft's base image table lists only LTSC base images", b, l.Release)
+		}
+	}
+}
+
+// TestDateJSON: a Date reads back what it writes, "" is the zero date, and
+// anything else is an error, so that a report with dates can be merged.
+func TestDateJSON(t *testing.T) {
+	type doc struct {
+		At   Date `json:"at"`
+		Zero Date `json:"zero"`
+	}
+	in := doc{At: Date{time.Date(2031, time.October, 14, 0, 0, 0, 0, time.UTC)}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `{"at":"2031-10-14","zero":""}` {
+		t.Fatalf("marshalled %s", b)
+	}
+	var out doc
+	if err := json.Unmarshal(b, &out); err != nil || !out.At.Equal(in.At.Time) || !out.Zero.IsZero() {
+		t.Fatalf("read back %+v (%v)", out, err)
+	}
+	for _, bad := range []string{`{"at":"14/10/2031"}`, `{"at":2031}`, `{"at":"2031-10-14T00:00:00Z"}`} {
+		if err := json.Unmarshal([]byte(bad), &out); err == nil {
+			t.Errorf("%s: read as %v, want an error", bad, out.At)
 		}
 	}
 }

@@ -64,6 +64,10 @@ type PatchLevelRule struct {
 	PatchLevel
 	// At is the date the report is made on; zero means today.
 	At platform.Date
+	// Cache, when set, is shared with the run's other patch-level reports
+	// (imgctl patch's images), so that each base repository's tags and
+	// each revision are read once per run; nil reads afresh per check.
+	Cache *patchlevel.Cache
 }
 
 // limited reports whether the rule sets a limit on the lag.
@@ -84,7 +88,7 @@ func (r PatchLevelRule) allows(ph string) bool {
 // It is the one patch-level gate of verify, promote and the fleet.
 func (r PatchLevelRule) PatchLevelFindings(ctx context.Context, rc *registry.Client, s *snapshot.Snapshot) (*patchlevel.Report, []findings.Finding, error) {
 	rc = registry.Or(rc)
-	rep, err := patchlevel.Check(ctx, patchlevel.SubjectsOf(s, rc.NameOptions()...), patchlevel.Options{Registry: rc, At: r.At})
+	rep, err := patchlevel.Check(ctx, patchlevel.SubjectsOf(s, rc.NameOptions()...), patchlevel.Options{Registry: rc, At: r.At, Cache: r.Cache})
 	if err != nil {
 		return nil, nil, err
 	}

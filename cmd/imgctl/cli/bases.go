@@ -47,7 +47,7 @@ Exit 0 when every variant is current, 1 when any is stale, 2 on errors.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, ro, args) },
 	}
 	cmd.Flags().StringSliceVar(&o.bases, "base", nil, "base per OS for variants without base annotations: windows=REF,linux=REF")
-	cmd.Flags().StringVar(&o.at, "at", "", "the report's date, YYYY-MM-DD (UTC; default today): Windows lifecycle phases, revisions published by then and fix-available days are as of that date")
+	addAtFlag(cmd.Flags(), &o.at, "the report is taken on: Windows lifecycle phases, revisions published by then and fix-available days are as of that date")
 	return cmd
 }
 

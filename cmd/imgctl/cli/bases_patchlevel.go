@@ -62,15 +62,9 @@ func basesPatchLevel(ctx context.Context, rc *registry.Client, st *rebase.Status
 	var subjects []patchlevel.Subject
 	var where []int
 	for i, v := range st.Variants {
-		p, err := platform.Parse(v.Platform)
-		if err != nil || platform.Normalize(p).OS != "windows" {
-			continue
+		if s, ok := patchlevel.SubjectOf(v.Platform, v.Digest, v.BaseName, rc.NameOptions()...); ok {
+			subjects, where = append(subjects, s), append(where, i)
 		}
-		s := patchlevel.Subject{Platform: p, Digest: v.Digest}
-		if ref, err := rc.ParseReference(v.BaseName); err == nil {
-			s.Base = ref
-		}
-		subjects, where = append(subjects, s), append(where, i)
 	}
 	pl, err := patchlevel.Check(ctx, subjects, patchlevel.Options{Registry: rc, At: at})
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 )
 
 // The flags several verbs take, each registered here once with one help
-// text: --force, --dry-run, --no-verify, --windows and --jobs. A verb (a
+// text: --force, --dry-run, --no-verify, --windows, --jobs and --at. A verb (a
 // new one too) adds them with these helpers rather than with its own
 // fl.BoolVar(..., "force", ...), so that the same flag means, says and
 // defaults to the same on every verb; docs/commands.md lists each verb's
@@ -111,4 +111,11 @@ func (v *jobsValue) Set(s string) error {
 	}
 	*v = jobsValue(n)
 	return nil
+}
+
+// addAtFlag registers --at, the date a patch-level report or limit is
+// taken on, so that a report is reproducible; what says what that date
+// decides on the verb.
+func addAtFlag(fl *pflag.FlagSet, p *string, what string) {
+	fl.StringVar(p, "at", "", "the date, YYYY-MM-DD (UTC; default today), "+what)
 }

@@ -22,11 +22,11 @@ import (
 
 // patchOptions are the flags of patch.
 type patchOptions struct {
-	file, key, format, policy, signed  string
-	shard, suffix, template, builderID string
-	bases, targets, merge              []string
-	jobs                               int
-	dryRun, allowBuildChange           bool
+	file, key, format, policy, signed      string
+	shard, suffix, template, builderID, at string
+	bases, targets, merge                  []string
+	jobs                                   int
+	dryRun, allowBuildChange               bool
 }
 
 func newPatchCmd(ro *rootOptions) *cobra.Command {
@@ -55,7 +55,10 @@ the rebase is a function of the source, the bases and the release tag.
 Images are worked on --jobs at a time over one registry client: each base
 is resolved and its config read once per run, layers are mounted, and a
 registry's 429 or 503 with Retry-After slows every worker. One image's
-failure does not stop the others. --shard I/N takes a part of the list
+failure does not stop the others. Each Windows variant's report says how far
+behind its base revision was (as imgctl bases --at does: revisions and Patch
+Tuesdays behind, the fix's age, the lifecycle phase), each base repository's
+tags and revisions read once per run. --shard I/N takes a part of the list
 that depends on each reference alone; --merge-reports joins the shards'
 -o json reports. Exit 0 when every image is current or promoted, 1 when
 some image failed a check (its policy), 2 on errors.`,
@@ -78,6 +81,7 @@ some image failed a check (its policy), 2 on errors.`,
 	addWindowsTargetsFlag(fl, &o.targets, "the builds of each rebased index")
 	addJobsFlag(fl, &o.jobs, jobsImages)
 	addDryRunFlag(fl, &o.dryRun, "each image's plan (outcome, new tag and digests)")
+	addAtFlag(fl, &o.at, "each image's patch level and the policy's patchLevel limits are taken on")
 	fl.BoolVar(&o.allowBuildChange, "allow-build-change", false, "let a Windows variant move to a base of another build")
 	fl.StringVar(&o.builderID, "builder-id", "", "runDetails.builder.id of the rebase provenance (default "+rebase.DefaultBuilderID+")")
 	fl.StringSliceVar(&o.merge, "merge-reports", nil, "merge these -o json reports (of --shard runs) into one and exit; no registry is read")
@@ -161,7 +165,10 @@ func (o *patchOptions) options(cmd *cobra.Command, ro *rootOptions, rc *registry
 	if err != nil {
 		return fleet.Options{}, fmt.Errorf("%w: --windows: %w", ErrUsage, err)
 	}
-	gf := gateFlags{policy: o.policy, signed: o.signed}
+	if fo.At, err = parseAt(o.at); err != nil {
+		return fleet.Options{}, err
+	}
+	gf := gateFlags{policy: o.policy, signed: o.signed, at: o.at}
 	if fo.Gate, err = gf.gate(verify.Options{Targets: targets}); err != nil {
 		return fleet.Options{}, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/imgctl/imgctl/fleet"
 	"github.com/imgctl/imgctl/internal/ghactions"
+	"github.com/imgctl/imgctl/patchlevel"
 )
 
 // patchWriter streams patch's report: each image as it finishes, so that
@@ -90,12 +91,32 @@ func writeImageText(w io.Writer, im fleet.Image) error {
 		if v.Stale {
 			mark = "stale"
 		}
-		fmt.Fprintf(w, "    %-32s %-8s %s %s -> %s %s\n", v.Platform, mark, dash(v.Before.OSVersion), shortDigest(v.Before.Base), dash(v.After.OSVersion), shortDigest(v.After.Base))
+		fmt.Fprintf(w, "    %-32s %-8s %s %s -> %s %s%s\n", v.Platform, mark, dash(v.Before.OSVersion), shortDigest(v.Before.Base), dash(v.After.OSVersion), shortDigest(v.After.Base), behindText(v.PatchLevel))
 	}
 	for _, f := range im.Findings {
 		fmt.Fprintf(w, "    %s: %s\n", f.Rule, f.Message)
 	}
 	return nil
+}
+
+// behindText is a Windows variant's patch level before the rebase, as
+// bases words it (verdict, fix age, lifecycle); "" for Linux variants.
+func behindText(pl *patchlevel.Variant) string {
+	if pl == nil {
+		return ""
+	}
+	verdict, _ := verdictOf(*pl)
+	s := "  [" + verdict
+	if pl.Status == patchlevel.StatusUnknown {
+		s += ": " + pl.Reason
+	}
+	if pl.FixAvailableDays != nil {
+		s += fmt.Sprintf(", fix available %d days", *pl.FixAvailableDays)
+	}
+	if l := pl.Lifecycle; l != nil {
+		s += fmt.Sprintf(", %s %s until %s", pl.Release, l.Phase, l.Until)
+	}
+	return s + "]"
 }
 
 // writeSummaryText writes the counts.
@@ -118,7 +139,7 @@ func summaryRowOf(im fleet.Image) []string {
 	if len(why) > 200 {
 		why = why[:200] + "…"
 	}
-	return []string{code(im.Ref), string(im.Outcome), fmt.Sprintf("%d of %d", stale, len(im.Variants)), code(im.Tag), code(shortDigest(im.NewDigest)), why}
+	return []string{code(im.Ref), string(im.Outcome), fmt.Sprintf("%d of %d", stale, len(im.Variants)), intOr(im.PatchTuesdaysBehind), code(im.Tag), code(shortDigest(im.NewDigest)), why}
 }
 
 // summarizePatch appends the run's table to the GitHub step summary.
@@ -129,7 +150,7 @@ func summarizePatch(g githubOutput, rows [][]string, s fleet.Summary) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### imgctl patch (shard %s)\n\n%d current, %d promoted, %d failed, %d skipped of %d image(s).\n\n",
 		s.Shard, s.Current, s.Promoted, s.Failed, s.Skipped, s.Total)
-	b.WriteString(ghactions.Table([]string{"image", "outcome", "stale variants", "new tag", "digest", "reason"}, rows))
+	b.WriteString(ghactions.Table([]string{"image", "outcome", "stale variants", "Patch Tuesdays behind", "new tag", "digest", "reason"}, rows))
 	g.appendSummary(b.String())
 }
 

@@ -20,7 +20,7 @@ type gateFlags struct {
 func (g *gateFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&g.policy, "policy", "", "policy file (YAML, see examples/policy.yaml); the flags add to it")
 	fl.StringSliceVar(&g.keys, "key", nil, "cosign public key the reference's digest must be signed with (repeatable; added to the policy's keys)")
-	fl.StringVar(&g.at, "at", "", "the date the policy's patchLevel limits are checked on, YYYY-MM-DD (UTC; default today)")
+	addAtFlag(fl, &g.at, "the policy's patchLevel limits are checked on")
 	fl.StringVar(&g.signed, "signed", "reference", "what --key checks: reference (the digest REF names, as cosign verify; an index's signature covers its children) or all (every child too)")
 }
 
