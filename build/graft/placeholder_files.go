@@ -2,7 +2,6 @@ package graft
 
 import (
 	"archive/tar"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -52,20 +51,13 @@ func LayerFiles(l v1.Layer, out map[string]bool) error {
 // tarFiles adds the rootfs paths of the Files/ regular files and hard
 // links of the Windows layer tar r to out.
 func tarFiles(r io.Reader, out map[string]bool) error {
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return skeleton.EachTarEntry(r, func(h *tar.Header, _ io.Reader) error {
 		if h.Typeflag != tar.TypeReg && h.Typeflag != tar.TypeLink {
-			continue
+			return nil
 		}
 		if p, ok := skeleton.FilePath(h.Name); ok && p != "/" {
 			out[strings.ToLower(p)] = true
 		}
-	}
+		return nil
+	})
 }

@@ -159,7 +159,13 @@ func eachEntry(b []byte, fn func(*tar.Header, io.Reader) error) error {
 	if err != nil {
 		return err
 	}
-	tr := tar.NewReader(zr)
+	return EachTarEntry(zr, fn)
+}
+
+// EachTarEntry calls fn with every entry of the tar stream r, its header
+// and its content, in order, until the end of the tar or the first error.
+func EachTarEntry(r io.Reader, fn func(*tar.Header, io.Reader) error) error {
+	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {

@@ -32,11 +32,7 @@ func NextRevision(osVersion string) (string, error) {
 // FROM ref are then stale: `imgctl bases` exits 1 and `imgctl rebase` moves
 // them onto the new image.
 func PushNextRevision(ref, osVersion string) (string, error) {
-	next, err := NextRevision(osVersion)
-	if err != nil {
-		return "", err
-	}
-	img, err := NanoserverLike(next)
+	next, img, err := nextRevisionImage(osVersion)
 	if err != nil {
 		return "", err
 	}
@@ -44,6 +40,20 @@ func PushNextRevision(ref, osVersion string) (string, error) {
 		return "", err
 	}
 	return next, nil
+}
+
+// nextRevisionImage returns NextRevision(osVersion) and a nanoserver-like
+// image of that os.version.
+func nextRevisionImage(osVersion string) (string, v1.Image, error) {
+	next, err := NextRevision(osVersion)
+	if err != nil {
+		return "", nil, err
+	}
+	img, err := NanoserverLike(next)
+	if err != nil {
+		return "", nil, err
+	}
+	return next, img, nil
 }
 
 // RevisionTag returns the tag MCR gives a base revision beside its moving
@@ -78,11 +88,7 @@ func TagRevision(ref, osVersion string) error {
 // created at created (MCR builds a base some days before its Patch
 // Tuesday), pushed under ref and under its revision tag.
 func PushPatchTuesday(ref, osVersion string, created time.Time) (string, error) {
-	next, err := NextRevision(osVersion)
-	if err != nil {
-		return "", err
-	}
-	img, err := NanoserverLike(next)
+	next, img, err := nextRevisionImage(osVersion)
 	if err != nil {
 		return "", err
 	}

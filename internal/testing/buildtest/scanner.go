@@ -31,11 +31,17 @@ func ScannerImage() (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	return scannerImageOf(bin)
+}
+
+// scannerImageOf returns a linux/amd64 image whose entrypoint, /scanner,
+// is the executable exe, with a world-writable /tmp for its output.
+func scannerImageOf(exe []byte) (v1.Image, error) {
 	layer, err := memLayer(func(w tarWriter) error {
 		if err := w.dir("tmp", 0o1777); err != nil {
 			return err
 		}
-		return w.file("scanner", 0o755, bin)
+		return w.file("scanner", 0o755, exe)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("making scanner layer: %w", err)
@@ -54,6 +60,28 @@ func PushScanner(ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return pushByDigest(ref, img)
+}
+
+// PushScannerBinary pushes, to ref, a linux/amd64 scanner image whose
+// entrypoint is the executable at bin (a BuildKit scanner such as
+// internal/tools/syftscanner's), and returns ref's repository @ its
+// digest, for --sbom=generator=.
+func PushScannerBinary(ref, bin string) (string, error) {
+	exe, err := os.ReadFile(bin)
+	if err != nil {
+		return "", err
+	}
+	img, err := scannerImageOf(exe)
+	if err != nil {
+		return "", err
+	}
+	return pushByDigest(ref, img)
+}
+
+// pushByDigest pushes img to ref (on a plain-HTTP registry) and returns
+// ref's repository @ img's digest.
+func pushByDigest(ref string, img v1.Image) (string, error) {
 	if err := push(ref, img); err != nil {
 		return "", err
 	}

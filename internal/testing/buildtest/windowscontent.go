@@ -5,12 +5,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"strconv"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
@@ -121,40 +119,4 @@ func WindowsContentLayer(osVersion string) (v1.Layer, error) {
 	}
 	raw := buf.Bytes()
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil })
-}
-
-// PushScannerBinary pushes, to ref, a linux/amd64 scanner image whose
-// entrypoint is the executable at bin (a BuildKit scanner such as
-// internal/tools/syftscanner's), and returns ref's repository @ its
-// digest, for --sbom=generator=.
-func PushScannerBinary(ref, bin string) (string, error) {
-	exe, err := os.ReadFile(bin)
-	if err != nil {
-		return "", err
-	}
-	layer, err := memLayer(func(w tarWriter) error {
-		if err := w.dir("tmp", 0o1777); err != nil {
-			return err
-		}
-		return w.file("scanner", 0o755, exe)
-	})
-	if err != nil {
-		return "", err
-	}
-	img, err := newImage(v1.Platform{OS: "linux", Architecture: "amd64"}, v1.Config{Entrypoint: []string{"/scanner"}, WorkingDir: "/"}, layer)
-	if err != nil {
-		return "", err
-	}
-	if err := push(ref, img); err != nil {
-		return "", err
-	}
-	d, err := img.Digest()
-	if err != nil {
-		return "", err
-	}
-	r, err := name.ParseReference(ref, name.Insecure)
-	if err != nil {
-		return "", err
-	}
-	return r.Context().Digest(d.String()).String(), nil
 }

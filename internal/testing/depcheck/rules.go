@@ -64,21 +64,31 @@ func Check(a Architecture, g *Graph) []Violation {
 	return out
 }
 
+// eachPackage calls check on every package of the module in g, with its
+// path relative to the module, and returns the violations it finds, in the
+// order of the packages.
+func eachPackage(g *Graph, check func(p *Package, rel string) []Violation) []Violation {
+	var out []Violation
+	for _, p := range g.Own() {
+		rel, _ := g.Rel(p.ImportPath)
+		out = append(out, check(p, rel)...)
+	}
+	return out
+}
+
 // checkTables checks the tables against the module: every package is a
 // product package with a row or lies in a harness folder, no product row lies in a harness folder and every tool row
 // does, and the package table is closed: a row that allows a package
 // allows what that package may import, and no harness.
 func checkTables(a Architecture, g *Graph) []Violation {
-	var out []Violation
+	out := eachPackage(g, func(_ *Package, rel string) []Violation {
+		if _, product := a.Products[rel]; product || a.IsHarness(rel) {
+			return nil
+		}
+		return []Violation{{RuleTables, rel, fmt.Sprintf("product package %s has no row in the package table", rel)}}
+	})
 	add := func(pkg, format string, args ...any) {
 		out = append(out, Violation{RuleTables, pkg, fmt.Sprintf(format, args...)})
-	}
-	for _, p := range g.Own() {
-		rel, _ := g.Rel(p.ImportPath)
-		_, product := a.Products[rel]
-		if !product && !a.IsHarness(rel) {
-			add(rel, "product package %s has no row in the package table", rel)
-		}
 	}
 	for _, kind := range []struct {
 		name    string
@@ -132,18 +142,17 @@ func (a Architecture) mayImport(p string) []string {
 // what it links through them, are left to checkHarness; a tool's are its
 // row's.
 func checkRows(a Architecture, g *Graph) []Violation {
-	var out []Violation
-	for _, p := range g.Own() {
-		rel, _ := g.Rel(p.ImportPath)
+	return eachPackage(g, func(p *Package, rel string) []Violation {
 		row, ok := a.Row(rel)
 		if !ok {
-			continue
+			return nil
 		}
 		_, tool := a.Tools[rel]
 		order, chains := g.Reach(p.ImportPath, func(ip string) bool {
 			dep, own := g.Rel(ip)
 			return own && (tool || !a.IsHarness(dep))
 		})
+		var out []Violation
 		for _, ip := range order {
 			dep, own := g.Rel(ip)
 			if !own || slices.Contains(row.MayImport, dep) || (!tool && a.IsHarness(dep)) {
@@ -151,20 +160,19 @@ func checkRows(a Architecture, g *Graph) []Violation {
 			}
 			out = append(out, Violation{RuleTable, rel, fmt.Sprintf("%s links %s, which its row does not allow: %s", rel, dep, g.Chain(chains[ip]))})
 		}
-	}
-	return out
+		return out
+	})
 }
 
 // checkDiagram checks that every import of a product package by another
 // runs down the diagram, or along an arrow on one line.
 func checkDiagram(a Architecture, g *Graph) []Violation {
-	var out []Violation
-	for _, p := range g.Own() {
-		rel, _ := g.Rel(p.ImportPath)
+	return eachPackage(g, func(p *Package, rel string) []Violation {
 		from, ok := a.Diagram.Layer[rel]
 		if !ok {
-			continue
+			return nil
 		}
+		var out []Violation
 		for _, ip := range p.Imports {
 			dep, _ := g.Rel(ip)
 			to, ok := a.Diagram.Layer[dep]
@@ -176,42 +184,40 @@ func checkDiagram(a Architecture, g *Graph) []Violation {
 				out = append(out, Violation{RuleDiagram, rel, fmt.Sprintf("%s imports %s, which the diagram draws above it", rel, dep)})
 			}
 		}
-	}
-	return out
+		return out
+	})
 }
 
 // checkHarness checks that no product package links a package in a
 // harness folder: no import runs back up from the product to what tests,
 // measures or releases it.
 func checkHarness(a Architecture, g *Graph) []Violation {
-	var out []Violation
-	for _, p := range g.Own() {
-		rel, _ := g.Rel(p.ImportPath)
+	return eachPackage(g, func(p *Package, rel string) []Violation {
 		if a.IsHarness(rel) {
-			continue
+			return nil
 		}
 		order, chains := g.Reach(p.ImportPath, func(ip string) bool { _, own := g.Rel(ip); return own })
+		var out []Violation
 		for _, ip := range order {
 			if dep, own := g.Rel(ip); own && a.IsHarness(dep) {
 				out = append(out, Violation{RuleHarness, rel, fmt.Sprintf("%s links %s: %s", rel, dep, g.Chain(chains[ip]))})
 			}
 		}
-	}
-	return out
+		return out
+	})
 }
 
 // checkBans checks that no package with a row links, directly or through
 // any other package, what its row's "must not link" bans: for each ban
 // the nearest package it matches, with its chain.
 func checkBans(a Architecture, g *Graph) []Violation {
-	var out []Violation
-	for _, p := range g.Own() {
-		rel, _ := g.Rel(p.ImportPath)
+	return eachPackage(g, func(p *Package, rel string) []Violation {
 		row, ok := a.Row(rel)
 		if !ok || len(row.MustNotLink) == 0 {
-			continue
+			return nil
 		}
 		order, chains := g.Reach(p.ImportPath, nil)
+		var out []Violation
 		for _, ban := range row.MustNotLink {
 			i := slices.IndexFunc(order, ban.Matches)
 			if i < 0 {
@@ -223,44 +229,42 @@ func checkBans(a Architecture, g *Graph) []Violation {
 			}
 			out = append(out, Violation{RuleBan, rel, fmt.Sprintf("%s links %s (%s): %s", rel, order[i], as, g.Chain(chains[order[i]]))})
 		}
-	}
-	return out
+		return out
+	})
 }
 
-// registryOrHarness reports whether rel is registry, below it, or a
-// harness: the packages that may speak HTTP and write to registries.
-func registryOrHarness(a Architecture, rel string) bool {
-	return rel == Registry || strings.HasPrefix(rel, Registry+"/") || a.IsHarness(rel)
+// outsideRegistry calls check on every package of the module in g but
+// registry, the packages below it and the harnesses: the packages that may
+// speak HTTP and write to registries.
+func outsideRegistry(a Architecture, g *Graph, check func(p *Package, rel string) []Violation) []Violation {
+	return eachPackage(g, func(p *Package, rel string) []Violation {
+		if rel == Registry || strings.HasPrefix(rel, Registry+"/") || a.IsHarness(rel) {
+			return nil
+		}
+		return check(p, rel)
+	})
 }
 
 // checkHTTP checks that only registry (and the harnesses) imports net/http
 // or go-containerregistry's transport itself.
 func checkHTTP(a Architecture, g *Graph) []Violation {
-	var out []Violation
-	for _, p := range g.Own() {
-		rel, _ := g.Rel(p.ImportPath)
-		if registryOrHarness(a, rel) {
-			continue
-		}
+	return outsideRegistry(a, g, func(p *Package, rel string) []Violation {
+		var out []Violation
 		for _, ip := range p.Imports {
 			if ip == "net/http" || ip == GGCRTransport {
 				out = append(out, Violation{RuleHTTP, rel, fmt.Sprintf("%s imports %s", rel, ip)})
 			}
 		}
-	}
-	return out
+		return out
+	})
 }
 
 // checkRemote checks that only registry (and the harnesses) builds
 // go-containerregistry remote options, pullers and pushers, and calls
 // its writes.
 func checkRemote(a Architecture, g *Graph) []Violation {
-	var out []Violation
-	for _, p := range g.Own() {
-		rel, _ := g.Rel(p.ImportPath)
-		if registryOrHarness(a, rel) {
-			continue
-		}
+	return outsideRegistry(a, g, func(p *Package, rel string) []Violation {
+		var out []Violation
 		for _, r := range p.Refs {
 			name, ok := strings.CutPrefix(r.Name, GGCRRemote+".")
 			switch {
@@ -271,8 +275,8 @@ func checkRemote(a Architecture, g *Graph) []Violation {
 				out = append(out, Violation{RuleRemoteWrite, rel, fmt.Sprintf("%s calls %s (%s)", rel, r.Name, r.Pos)})
 			}
 		}
-	}
-	return out
+		return out
+	})
 }
 
 // CheckAll checks a against the graphs of one module loaded for several
