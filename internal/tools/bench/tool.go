@@ -51,6 +51,8 @@ type cmdTool struct {
 	home string
 	// rss, when set, records the peak RSS of the processes exec runs.
 	rss *peakRSS
+	// extraEnv is added to env, such as COSIGN_PASSWORD for imgctl sign.
+	extraEnv []string
 }
 
 func newCmdTool(home string) (cmdTool, error) {
@@ -62,14 +64,14 @@ func newCmdTool(home string) (cmdTool, error) {
 
 // env is a minimal environment: nothing from the caller's registry setup.
 func (t cmdTool) env() []string {
-	return []string{
+	return append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + t.home,
 		"DOCKER_CONFIG=" + filepath.Join(t.home, ".docker"),
 		"XDG_CONFIG_HOME=" + filepath.Join(t.home, ".config"),
 		"TMPDIR=" + os.TempDir(),
 		"NO_PROXY=127.0.0.1,localhost",
-	}
+	}, t.extraEnv...)
 }
 
 // exec runs the tool binary with args and returns stdout; errors carry the
