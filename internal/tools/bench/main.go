@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.runs, "runs", 5, "measured runs per tool and case; the report shows medians")
 	fs.StringVar(&o.out, "out", "", "report file (default "+benchDir+"/RESULTS.md in the module root)")
-	fs.StringVar(&o.cases, "cases", "", "comma-separated case names to run (default all but "+servercoreCase+" and "+bakeCase+", which run only when named)")
+	fs.StringVar(&o.cases, "cases", "", "comma-separated case names to run (default all but "+servercoreCase+", "+bakeCase+" and "+fleet1000Case+", which run only when named)")
 	fs.StringVar(&o.tools, "tools", "", "comma-separated tool names to run (default all)")
 	fs.BoolVar(&o.skipVerify, "skip-verify-row", false, "do not measure imgctl with its post-push verification on")
 	fs.StringVar(&o.trace, "trace", "", "write every run's requests to DIR/<case>/<tool>-runN.log")
@@ -145,6 +145,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			brep = &buildReport{}
 		}
 		brep.addExtra(bakeCase, sec, gs)
+	}
+	// The fleet cases start a registry per row (fleet_case.go).
+	if secs, gs, err := runFleet(ctx, o, root, binDir, work, stderr); err != nil {
+		return err
+	} else if len(secs) > 0 {
+		if brep == nil {
+			brep = &buildReport{}
+		}
+		for _, n := range []string{fleetCase, fleet1000Case} {
+			brep.addExtra(n, secs[n], nil)
+		}
+		brep.extraGoals = append(brep.extraGoals, gs...)
 	}
 	if len(tools) == 0 || len(cs) == 0 && len(dcs) == 0 {
 		if brep == nil {
