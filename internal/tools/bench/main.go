@@ -158,6 +158,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		brep.extraGoals = append(brep.extraGoals, gs...)
 	}
+	// The patch-level report's requests (patchlevel_case.go).
+	if sec, gs, err := runPatchlevel(ctx, o, root, binDir, work, stderr); err != nil {
+		return err
+	} else if sec != "" {
+		if brep == nil {
+			brep = &buildReport{}
+		}
+		brep.addExtra(patchlevelCase, sec, gs)
+	}
 	if len(tools) == 0 || len(cs) == 0 && len(dcs) == 0 {
 		if brep == nil {
 			return errors.New("no tools or no cases selected")
