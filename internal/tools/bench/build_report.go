@@ -255,7 +255,7 @@ func writeResults(ctx context.Context, path, md string, br *buildReport) error {
 	for _, c := range buildCases() {
 		names = append(names, c.Name())
 	}
-	for _, n := range append(names, coldCase, servercoreCase, bakeCase, fleetCase, fleet1000Case, patchlevelCase) {
+	for _, n := range append(names, coldCase, servercoreCase, bakeCase, fleetCase, fleet1000Case, patchlevelCase, sbomCase) {
 		if s, ok := newSections[n]; ok {
 			sections = append(sections, s)
 		} else if s, ok := oldSections[n]; ok {

@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.runs, "runs", 5, "measured runs per tool and case; the report shows medians")
 	fs.StringVar(&o.out, "out", "", "report file (default "+benchDir+"/RESULTS.md in the module root)")
-	fs.StringVar(&o.cases, "cases", "", "comma-separated case names to run (default all but "+servercoreCase+", "+bakeCase+" and "+fleet1000Case+", which run only when named)")
+	fs.StringVar(&o.cases, "cases", "", "comma-separated case names to run (default all but "+servercoreCase+", "+bakeCase+", "+fleet1000Case+" and "+sbomCase+", which run only when named)")
 	fs.StringVar(&o.tools, "tools", "", "comma-separated tool names to run (default all)")
 	fs.BoolVar(&o.skipVerify, "skip-verify-row", false, "do not measure imgctl with its post-push verification on")
 	fs.StringVar(&o.trace, "trace", "", "write every run's requests to DIR/<case>/<tool>-runN.log")
@@ -166,6 +166,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			brep = &buildReport{}
 		}
 		brep.addExtra(patchlevelCase, sec, gs)
+	}
+	// The Windows SBOM build is opt-in, with its own buildkitd (sbom_case.go).
+	if sec, gs, err := runSBOM(ctx, o, root, binDir, work, stderr); err != nil {
+		return err
+	} else if sec != "" {
+		if brep == nil {
+			brep = &buildReport{}
+		}
+		brep.addExtra(sbomCase, sec, gs)
 	}
 	if len(tools) == 0 || len(cs) == 0 && len(dcs) == 0 {
 		if brep == nil {
