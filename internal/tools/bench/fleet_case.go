@@ -203,7 +203,7 @@ func runFleet(ctx context.Context, o options, root, binDir, work string, log io.
 	}
 	row := func(n int, name string, f func(*fleetRun) fleetRow) (fleetRow, error) {
 		fmt.Fprintf(log, "%s: %s on %d images\n", fleetCase, name, n)
-		fr, err := newFleetRun(ctx, t, n, filepath.Join(work, "fleet-"+slug(name)), log)
+		fr, err := newFleetRun(ctx, t, n, filepath.Join(work, fmt.Sprintf("fleet-%d-%s", n, slug(name))), log)
 		if err != nil {
 			return fleetRow{}, err
 		}

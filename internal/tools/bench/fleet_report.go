@@ -100,9 +100,7 @@ func (rep *fleetReport) section(ctx context.Context) string {
 	}
 	w("%s\n", t)
 	w("### Goals\n\n")
-	for _, g := range rep.goals() {
-		w("- %s: %s. %s\n", passFail(g.ok), g.title, g.detail)
-	}
+	w("%s", goalList(rep.goals()))
 	w("\n%s\n", fleetHonesty)
 	if len(rep.rows) == 3 && rep.rows[2].err == nil {
 		w("<!-- fleet-per-image: %.2f -->\n", rep.rows[2].perImage())
@@ -131,7 +129,7 @@ func (rep *fleetReport) goals() []goal {
 	}
 	loop, j1, j8 := rep.rows[0], rep.rows[1], rep.rows[2]
 	reqs := goal{ok: j1.perImage() <= loop.perImage() && j8.perImage() <= loop.perImage(),
-		title: "fleet: imgctl patch makes at most the loop's requests per image",
+		title:  "fleet: imgctl patch makes at most the loop's requests per image",
 		detail: fmt.Sprintf("loop %.1f, --jobs 1 %.1f, --jobs 8 %.1f requests per image.", loop.perImage(), j1.perImage(), j8.perImage())}
 	bases := len(fleetBaseTags)
 	look := goal{ok: j1.baseTags == bases && j8.baseTags == bases,
@@ -193,9 +191,7 @@ func (rep *fleet1000Report) section(ctx context.Context) string {
 			fmt.Sprintf("%.1f MB", float64(r.rssKiB)/1024), outcomeText(r.outcomes))
 	}
 	w("%s\n### Goals\n\n", t)
-	for _, g := range rep.goals() {
-		w("- %s: %s. %s\n", passFail(g.ok), g.title, g.detail)
-	}
+	w("%s", goalList(rep.goals()))
 	w("\n<!-- build-case:%s:end -->\n", fleet1000Case)
 	return b.String()
 }
@@ -208,7 +204,7 @@ func (rep *fleet1000Report) goals() []goal {
 	// "The same": within one request per image; the fleet's fixed costs
 	// (base lookups, the token of each repository) spread thinner at 1,000.
 	same := goal{ok: rep.per100 > 0 && r.perImage() <= rep.per100+1,
-		title: "fleet-1000: requests per image the same as at 100 images",
+		title:  "fleet-1000: requests per image the same as at 100 images",
 		detail: fmt.Sprintf("%.1f at %d images, %.1f at %d (patch --jobs 8).", r.perImage(), r.images, rep.per100, fleetImages)}
 	if rep.per100 == 0 {
 		same.detail = fmt.Sprintf("%.1f at %d images; the %s case was not measured, so there is nothing to compare.", r.perImage(), r.images, fleetCase)

@@ -75,7 +75,7 @@ func (rep *plReport) section(ctx context.Context) string {
 			t.row(r.name, r.how, "failed: "+mdEscape(r.err.Error()))
 			continue
 		}
-		t.row(r.name, r.how, fmt.Sprintf("**%d**", r.requests), fmtWall(r.wall))
+		t.row(r.name, r.how, bold(r.requests), fmtWall(r.wall))
 	}
 	t.row("bound", fmt.Sprintf("%d + %d + 3 × %d", rep.check.requests, plRepos, plNewer*plBuilds), fmt.Sprintf("%d", rep.bound()), "")
 	w("%s\n", t)
@@ -83,9 +83,7 @@ func (rep *plReport) section(ctx context.Context) string {
 		w("The report's revisions behind: %s.\n\n", strings.Join(rep.behind, "; "))
 	}
 	w("### Goals\n\n")
-	for _, g := range rep.goals() {
-		w("- %s: %s. %s\n", passFail(g.ok), g.title, g.detail)
-	}
+	w("%s", goalList(rep.goals()))
 	w("\n<!-- build-case:%s:end -->\n", patchlevelCase)
 	return b.String()
 }

@@ -188,13 +188,11 @@ func (rep *sbomReport) section(ctx context.Context) string {
 			t.row(r.name, "`"+r.flags+"`", "failed: "+mdEscape(r.err.Error()))
 			continue
 		}
-		t.row(r.name, "`"+r.flags+"`", fmt.Sprintf("**%d**", r.run.Stats.Total()), thousands(r.run.baseDown), thousands(r.run.baseRead),
+		t.row(r.name, "`"+r.flags+"`", bold(r.run.Stats.Total()), thousands(r.run.baseDown), thousands(r.run.baseRead),
 			thousands(r.run.baseUp), thousands(r.run.otherUp), fmtWall(r.run.Wall))
 	}
 	w("%s\n### Goals\n\n", t)
-	for _, g := range rep.goals() {
-		w("- %s: %s. %s\n", passFail(g.ok), g.title, g.detail)
-	}
+	w("%s", goalList(rep.goals()))
 	w("\n<!-- build-case:%s:end -->\n", sbomCase)
 	return b.String()
 }

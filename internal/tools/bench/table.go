@@ -1,6 +1,9 @@
 package main
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // mdTable is a markdown table that every section of RESULTS.md writes
 // through: a header row, its alignment row, then the rows.
@@ -24,12 +27,20 @@ func newTable(cols ...string) *mdTable {
 	return t
 }
 
-// row adds a row of cells. Missing cells are left empty; cells are
-// written as given, so a caller escapes free text with mdEscape.
-func (t *mdTable) row(cells ...string) *mdTable {
-	t.rows = append(t.rows, cells)
+// row adds a row of cells, each formatted with fmt.Sprint and written as
+// is (a caller escapes free text with mdEscape). A short row, such as a
+// name and "failed: ...", ends with one empty cell per missing column.
+func (t *mdTable) row(cells ...any) *mdTable {
+	r := make([]string, len(cells))
+	for i, c := range cells {
+		r[i] = fmt.Sprint(c)
+	}
+	t.rows = append(t.rows, r)
 	return t
 }
+
+// bold is n in bold, the figure a table's goal is judged on.
+func bold[T int | int64](n T) string { return fmt.Sprintf("**%d**", n) }
 
 // String renders the table, each line ending in a newline.
 func (t *mdTable) String() string {
@@ -39,14 +50,11 @@ func (t *mdTable) String() string {
 		for _, c := range cells {
 			b.WriteString(" " + c + " |")
 		}
-		b.WriteString("\n")
+		b.WriteString(strings.Repeat("|", max(0, len(t.head)-len(cells))) + "\n")
 	}
 	line(t.head)
 	b.WriteString("|" + strings.Join(t.align, "|") + "|\n")
 	for _, r := range t.rows {
-		if len(r) < len(t.head) {
-			r = append(r, make([]string, len(t.head)-len(r))...)
-		}
 		line(r)
 	}
 	return b.String()
