@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/imgctl/imgctl/fleet"
 	"github.com/imgctl/imgctl/internal/testing/fleettest"
 )
 
@@ -138,6 +139,7 @@ func (fr *fleetRun) code(ctx context.Context, args ...string) (int, error) {
 // loop is what a user's shell loop does today, image by image: bases; for
 // a stale image rebase to a staging tag, verify it, sign it and promote it.
 func (fr *fleetRun) loop(ctx context.Context) fleetRow {
+	outcomes := map[string]int{}
 	r := fr.measure("shell loop of bases, rebase, verify, sign, promote", func() error {
 		host := fr.d.reg.Host()
 		for _, c := range fr.cases {
@@ -156,15 +158,20 @@ func (fr *fleetRun) loop(ctx context.Context) fleetRow {
 					return err
 				}
 				if i == 0 && code == 0 {
-					break // current
+					outcomes[string(fleet.Current)]++
+					break
 				}
 				if i > 0 && code != 0 {
 					return fmt.Errorf("%s %s: exit %d", s[0], ref, code)
+				}
+				if i == len(steps)-1 {
+					outcomes[string(fleet.Promoted)]++
 				}
 			}
 		}
 		return nil
 	})
+	r.outcomes = outcomes
 	return r
 }
 
