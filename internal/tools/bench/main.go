@@ -113,68 +113,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	// The cold Windows build has its own registry and a buildkitd per run (coldwin.go).
-	if len(filter([]string{coldCase}, o.cases, func(s string) string { return s })) > 0 {
-		sec, err := runColdWindows(ctx, o, root, binDir, work, stderr)
+	// The cases with a registry (and builder) of their own, each with its section.
+	for _, r := range sectionRunners() {
+		secs, gs, err := r(ctx, o, root, binDir, work, stderr)
 		if err != nil {
 			return err
 		}
-		if brep == nil {
-			brep = &buildReport{}
-		}
-		brep.addExtra(coldCase, sec, nil)
-	}
-	// The servercore-scale Windows build is opt-in: -cases must name it (servercore.go).
-	if servercoreSelected(o.cases) {
-		sec, gs, err := runServercore(ctx, o, root, binDir, work, stderr)
-		if err != nil {
-			return err
+		if len(secs) == 0 {
+			continue
 		}
 		if brep == nil {
 			brep = &buildReport{}
 		}
-		brep.addExtra(servercoreCase, sec, gs)
-	}
-	// The bake case is opt-in too: -cases must name it (bake_case.go).
-	if bakeSelected(o.cases) {
-		sec, gs, err := runBake(ctx, o, root, binDir, work, stderr)
-		if err != nil {
-			return err
-		}
-		if brep == nil {
-			brep = &buildReport{}
-		}
-		brep.addExtra(bakeCase, sec, gs)
-	}
-	// The fleet cases start a registry per row (fleet_case.go).
-	if secs, gs, err := runFleet(ctx, o, root, binDir, work, stderr); err != nil {
-		return err
-	} else if len(secs) > 0 {
-		if brep == nil {
-			brep = &buildReport{}
-		}
-		for _, n := range []string{fleetCase, fleet1000Case} {
-			brep.addExtra(n, secs[n], nil)
+		for n, sec := range secs {
+			brep.addExtra(n, sec, nil)
 		}
 		brep.extraGoals = append(brep.extraGoals, gs...)
-	}
-	// The patch-level report's requests (patchlevel_case.go).
-	if sec, gs, err := runPatchlevel(ctx, o, root, binDir, work, stderr); err != nil {
-		return err
-	} else if sec != "" {
-		if brep == nil {
-			brep = &buildReport{}
-		}
-		brep.addExtra(patchlevelCase, sec, gs)
-	}
-	// The Windows SBOM build is opt-in, with its own buildkitd (sbom_case.go).
-	if sec, gs, err := runSBOM(ctx, o, root, binDir, work, stderr); err != nil {
-		return err
-	} else if sec != "" {
-		if brep == nil {
-			brep = &buildReport{}
-		}
-		brep.addExtra(sbomCase, sec, gs)
 	}
 	if len(tools) == 0 || len(cs) == 0 && len(dcs) == 0 {
 		if brep == nil {
@@ -213,6 +167,49 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s%s%s\nwrote %s\n", rep.goalText(), drep.goalText(), brep.goalText(), o.out)
 	return nil
+}
+
+// sectionRunner measures cases that start their own registry (and
+// builder), when -cases selects them, and returns their RESULTS.md
+// sections by case name and their goals; none when none is selected.
+type sectionRunner func(ctx context.Context, o options, root, binDir, work string, log io.Writer) (map[string]string, []goal, error)
+
+// oneSection is a sectionRunner for one case name, run when selected.
+func oneSection(name string, selected func(cases string) bool,
+	run func(ctx context.Context, o options, root, binDir, work string, log io.Writer) (string, []goal, error)) sectionRunner {
+	return func(ctx context.Context, o options, root, binDir, work string, log io.Writer) (map[string]string, []goal, error) {
+		if !selected(o.cases) {
+			return nil, nil, nil
+		}
+		sec, gs, err := run(ctx, o, root, binDir, work, log)
+		if err != nil || sec == "" {
+			return nil, nil, err
+		}
+		return map[string]string{name: sec}, gs, nil
+	}
+}
+
+// sectionRunners are the cases with their own registry, in run order:
+// the cold Windows build (coldwin.go), the opt-in servercore-scale build
+// (servercore.go) and bake (bake_case.go), the fleet cases
+// (fleet_case.go), the patch-level report's requests (patchlevel_case.go)
+// and the opt-in Windows SBOM build (sbom_case.go).
+func sectionRunners() []sectionRunner {
+	coldSelected := func(cases string) bool {
+		return len(filter([]string{coldCase}, cases, func(s string) string { return s })) > 0
+	}
+	cold := func(ctx context.Context, o options, root, binDir, work string, log io.Writer) (string, []goal, error) {
+		sec, err := runColdWindows(ctx, o, root, binDir, work, log)
+		return sec, nil, err
+	}
+	return []sectionRunner{
+		oneSection(coldCase, coldSelected, cold),
+		oneSection(servercoreCase, servercoreSelected, runServercore),
+		oneSection(bakeCase, bakeSelected, runBake),
+		runFleet,
+		oneSection(patchlevelCase, patchlevelSelected, runPatchlevel),
+		oneSection(sbomCase, sbomSelected, runSBOM),
+	}
 }
 
 // runRegtestCases runs cs on an in-process regtest registry, and the token

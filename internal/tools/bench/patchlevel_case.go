@@ -60,9 +60,6 @@ func (k staticKeychain) Resolve(authn.Resource) (authn.Authenticator, error) { r
 // runPatchlevel measures the case on a distribution registry and returns
 // its section and goals.
 func runPatchlevel(ctx context.Context, o options, root, binDir, work string, log io.Writer) (string, []goal, error) {
-	if !patchlevelSelected(o.cases) {
-		return "", nil, nil
-	}
 	h, err := newCmdTool(filepath.Join(work, "patchlevel-imgctl"))
 	if err != nil {
 		return "", nil, err
