@@ -63,6 +63,9 @@ func buildHeader() string {
 	w("# Benchmark: imgctl build against buildctl\n\n")
 	w("The issue \"imgctl build\" asks for an overhead within %.0f%% of raw `buildctl build` for the same Dockerfile, "+
 		"daemon and cache state. Each case section below says when and how often it was measured.\n\n", buildOverheadGoal)
+	w("The sections after the build cases (`%s`, `%s`, `%s`, `%s`) measure other things than imgctl build against "+
+		"buildctl; each starts registries (and, for `%s`, buildkitd) of its own and describes its method in its section.\n\n",
+		fleetCase, fleet1000Case, patchlevelCase, sbomCase, sbomCase)
 	w("## Method (build cases)\n\n")
 	w("- One in-process registry (internal/testing/regtest, plain HTTP on 127.0.0.1) with the same request and byte counting " +
 		"as above; the bases are seeded into it by internal/testing/buildtest.SeedBases (`HOST/golang:1.26` with the host's Go " +
