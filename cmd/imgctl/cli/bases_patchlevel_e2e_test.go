@@ -6,57 +6,31 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/imgctl/imgctl/internal/testing/disttest"
+	"github.com/imgctl/imgctl/internal/testing/mcrtest"
 	"github.com/imgctl/imgctl/internal/testing/regtest"
 	"github.com/imgctl/imgctl/rebase"
 	"github.com/imgctl/imgctl/registry"
-	"github.com/imgctl/imgctl/snapshot"
 )
 
 // mcrNanoserver is the base repository of the patch-level tests, laid out
 // like mcr.microsoft.com/windows/nanoserver.
-const mcrNanoserver = "windows/nanoserver"
+const mcrNanoserver = mcrtest.Nanoserver
 
-// mcrFixture pushes to reg a base repository laid out like MCR's: 14
-// months of monthly revisions of builds 20348 and 26100 (October 2025 to
-// November 2026, each created 5 days before its Patch Tuesday), one
-// out-of-band revision of each in May 2026 (two weeks after its Patch
-// Tuesday), three revisions of another build (17763), every revision under
-// 10.0.BUILD.REV and its -amd64 twin, and the moving tags ltsc2022 and
-// ltsc2025 (with twins) at November's.
+// mcrFixture pushes the MCR-like base repository (mcrtest.PushBase).
 func mcrFixture(t *testing.T, reg registryHost) *regtest.MCRBase {
 	t.Helper()
-	last := time.Date(2026, time.November, 1, 0, 0, 0, 0, time.UTC)
-	may := time.Date(2026, time.May, 1, 0, 0, 0, 0, time.UTC)
-	b, err := regtest.PushMCRBase(reg, mcrNanoserver, map[string]uint32{"ltsc2022": 20348, "ltsc2025": 26100},
-		regtest.MCRRevisions(20348, 4000, last, 14, 5, 50, may, 14),
-		regtest.MCRRevisions(26100, 3000, last, 14, 5, 40, may, 14),
-		regtest.MCRRevisions(17763, 8000, last, 3, 5, 30, time.Time{}, 0),
-	)
+	b, err := mcrtest.PushBase(reg)
 	return must(t, b, err)
 }
 
-// patchApp pushes app:tag, an index of two Windows variants built on the
-// bases' revisions v2022 and v2025, with BuildKit's base annotations (the
-// moving tag and the revision's index digest, as BuildKit records what it
-// resolved) and os.version from the base config.
+// patchApp pushes app:tag on the bases' revisions v2022 and v2025
+// (mcrtest.PushApp).
 func patchApp(t *testing.T, reg registryHost, b *regtest.MCRBase, tag, v2022, v2025 string) string {
 	t.Helper()
-	var es []regtest.Entry
-	for _, v := range []struct{ moving, version string }{{"ltsc2022", v2022}, {"ltsc2025", v2025}} {
-		base := b.Images[v.version]
-		if base == nil {
-			t.Fatalf("no base revision %s", v.version)
-		}
-		img := regtest.Must(regtest.WindowsImage("", regtest.WithBase(base), regtest.WithSeed(tag), regtest.WithAnnotations(map[string]string{
-			snapshot.AnnotationBaseName:   reg.Host() + "/" + mcrNanoserver + ":" + v.moving,
-			snapshot.AnnotationBaseDigest: b.Indexes[v.version].String(),
-		})))(t)
-		es = append(es, regtest.Entry{Image: img})
-	}
-	return push(t, reg, "app:"+tag, index(t, es...))
+	ref, err := mcrtest.PushApp(reg, b, tag, v2022, v2025)
+	return must(t, ref, err)
 }
 
 // patchJSON is bases -o json's patch level of one variant.

@@ -8,74 +8,17 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-
 	"github.com/imgctl/imgctl/fleet"
 	"github.com/imgctl/imgctl/internal/testing/disttest"
-	"github.com/imgctl/imgctl/internal/testing/regtest"
+	"github.com/imgctl/imgctl/internal/testing/fleettest"
 	"github.com/imgctl/imgctl/policy"
-	"github.com/imgctl/imgctl/snapshot"
 )
 
-// Windows revisions of the fleet's bases: January's and February's
-// cumulative updates of each LTSC release.
+// Windows revisions of the fleet's ltsc2022 bases (fleettest).
 const (
-	w22Jan = "10.0.20348.4052"
-	w22Feb = "10.0.20348.4171"
+	w22Jan = fleettest.W22Jan
+	w22Feb = fleettest.W22Feb
 )
-
-// fleetBases are one month's base images.
-type fleetBases struct {
-	w22, w25 v1.Image
-	lin      [2]v1.Image
-}
-
-func newFleetBases(t *testing.T, month string) fleetBases {
-	t.Helper()
-	v22, v25 := w22Jan, winJan
-	if month == "feb" {
-		v22, v25 = w22Feb, winFeb
-	}
-	return fleetBases{
-		w22: regtest.Must(regtest.WindowsBaseImage(v22))(t),
-		w25: regtest.Must(regtest.WindowsBaseImage(v25))(t),
-		lin: linuxBasePair(t, month),
-	}
-}
-
-// pushFleetBases tags the month's bases: base/nanoserver:ltsc2022 and
-// :ltsc2025, and the Linux base at linuxRepo:latest.
-func pushFleetBases(t *testing.T, reg registryHost, b fleetBases, linuxRepo string) {
-	t.Helper()
-	push(t, reg, "base/nanoserver:ltsc2022", index(t, regtest.Entry{Image: b.w22}))
-	push(t, reg, "base/nanoserver:ltsc2025", index(t, regtest.Entry{Image: b.w25}))
-	push(t, reg, linuxRepo+":latest", index(t, regtest.Entry{Image: b.lin[0]}, regtest.Entry{Image: b.lin[1]}))
-}
-
-// fleetApp is an app index with linux/amd64, linux/arm64, ltsc2022 and
-// ltsc2025 variants, each on the given bases and annotated with them as
-// imgctl build does.
-func fleetApp(t *testing.T, host, seed, linuxRepo string, w22, w25 v1.Image, lin [2]v1.Image) v1.ImageIndex {
-	t.Helper()
-	ann := func(base string, img v1.Image) regtest.ImageOption {
-		return regtest.WithAnnotations(map[string]string{
-			snapshot.AnnotationBaseName: host + "/" + base, snapshot.AnnotationBaseDigest: digestOf(t, img),
-		})
-	}
-	var es []regtest.Entry
-	for i, arch := range []string{"amd64", "arm64"} {
-		img := regtest.Must(regtest.LinuxImage(arch, regtest.WithBase(lin[i]), regtest.WithSeed(seed), ann(linuxRepo+":latest", lin[i])))(t)
-		es = append(es, regtest.Entry{Image: img})
-	}
-	for _, w := range []struct {
-		base string
-		img  v1.Image
-	}{{"base/nanoserver:ltsc2022", w22}, {"base/nanoserver:ltsc2025", w25}} {
-		img := regtest.Must(regtest.WindowsImage("", regtest.WithBase(w.img), regtest.WithSeed(seed), ann(w.base, w.img)))(t)
-		es = append(es, regtest.Entry{Image: img})
-	}
-	return index(t, es...)
-}
 
 // patchReport is the -o json report, decoded strictly.
 type patchReport struct {
@@ -137,70 +80,19 @@ func fleetFixture(t *testing.T, reg registryHost) ([]fleetCase, string) {
 }
 
 // fleetFixtureN is fleetFixture with n images in the same proportions
-// (by i mod 20), and the same two failing ones.
+// (by i mod 20), and the same two failing ones (fleettest.Publish).
 func fleetFixtureN(t *testing.T, reg registryHost, n int) ([]fleetCase, string) {
 	t.Helper()
-	host := reg.Host()
+	fcs, err := fleettest.Publish(reg, fleettest.Options{Images: n, Failing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var cases []fleetCase
-	for i := range n {
-		c := fleetCase{repo: fmt.Sprintf("team%d/app%d", i%3, i), tag: "1.0.0", linuxRepo: "base/distroless", want: fleet.Promoted, newTag: "1.0.1"}
-		switch k := i % 20; {
-		case k < 5:
-			c.kind, c.want, c.newTag = "current", fleet.Current, ""
-		case k < 12:
-			c.kind, c.tag, c.newTag = "stale22", "2.3.4", "2.3.5"
-		default:
-			c.kind = "both"
-		}
-		if i == 6 { // 2.3.5 is taken by another release: the next free patch
-			c.newTag = "2.3.6"
-		}
-		if i%20 >= 16 {
-			c.tag, c.newTag = "latest", "latest-r1"
-		}
-		cases = append(cases, c)
-	}
-	cases = append(cases,
-		fleetCase{repo: "team0/policy", tag: "1.0.0", kind: "both", linuxRepo: "other/distroless", want: fleet.Failed, failure: fleet.FailureCheck},
-		// newTag is where it goes when the repository accepts writes
-		// (TestDistPatchCrash does not lock it).
-		fleetCase{repo: "locked/app", tag: "1.0.0", kind: "both", linuxRepo: "base/distroless", want: fleet.Failed, failure: fleet.FailureError, newTag: "1.0.1"},
-	)
-	jan, feb := newFleetBases(t, "jan"), newFleetBases(t, "feb")
-	pushFleetBases(t, reg, jan, "base/distroless")
-	pushFleetBases(t, reg, jan, "other/distroless")
-	build := func(c fleetCase) {
-		switch c.kind {
-		case "current":
-			push(t, reg, c.repo+":"+c.tag, fleetApp(t, host, c.repo, c.linuxRepo, feb.w22, feb.w25, feb.lin))
-		case "stale22":
-			push(t, reg, c.repo+":"+c.tag, fleetApp(t, host, c.repo, c.linuxRepo, jan.w22, feb.w25, feb.lin))
-		default:
-			push(t, reg, c.repo+":"+c.tag, fleetApp(t, host, c.repo, c.linuxRepo, jan.w22, jan.w25, jan.lin))
-		}
-	}
-	for _, c := range cases {
-		if c.kind == "both" {
-			build(c)
-		}
-	}
-	// The February bases are published before the images that use them
-	// (their base layers must be in the base repositories).
-	pushFleetBases(t, reg, feb, "base/distroless")
-	pushFleetBases(t, reg, feb, "other/distroless")
-	for _, c := range cases {
-		if c.kind != "both" {
-			build(c)
-		}
-	}
-	push(t, reg, cases[6].repo+":2.3.5", index(t, regtest.Entry{Image: regtest.Must(regtest.LinuxImage("amd64", regtest.WithSeed("other")))(t)}))
-	var list strings.Builder
-	list.WriteString("# the fleet\n\n")
-	for _, c := range cases {
-		fmt.Fprintf(&list, "%s/%s:%s  # %s\n", host, c.repo, c.tag, c.kind)
+	for _, c := range fcs {
+		cases = append(cases, fleetCase{repo: c.Repo, tag: c.Tag, kind: c.Kind, linuxRepo: c.LinuxRepo, want: c.Want, failure: c.Failure, newTag: c.NewTag})
 	}
 	file := filepath.Join(t.TempDir(), "releases.txt")
-	if err := os.WriteFile(file, []byte(list.String()), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(fleettest.List(reg.Host(), fcs)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return cases, file
@@ -210,8 +102,7 @@ func fleetFixtureN(t *testing.T, reg registryHost, n int) ([]fleetCase, string) 
 func fleetPolicy(t *testing.T, host string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "policy.yaml")
-	body := fmt.Sprintf("version: 1\ntargets: [ltsc2022, ltsc2025]\nrequirePlatforms: [linux/amd64, linux/arm64, windows/amd64:10.0.20348, windows/amd64:10.0.26100]\nallowedBases: [%s/base/*]\n", host)
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(fleettest.Policy(host)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p

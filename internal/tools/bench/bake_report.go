@@ -236,19 +236,17 @@ func (rep *bakeReport) section(ctx context.Context) string {
 			"see min–max.", rep.load[0], rep.load[1])
 	}
 	w("\n\n")
-	w("| row | wall | wall min–max | requests | GET | HEAD | PUT | POST | PATCH | mounts | solves on builder A | solves on builder B |\n")
-	w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n")
+	t := newTable("row", "wall:", "wall min–max:", "requests:", "GET:", "HEAD:", "PUT:", "POST:", "PATCH:", "mounts:", "solves on builder A", "solves on builder B")
 	for _, r := range rep.rows {
 		s := r.stats()
 		if s.ok == 0 {
-			w("| %s | failed: %s |||||||||||\n", mdEscape(r.name), mdEscape(errText(s.firstErr)))
+			t.row(mdEscape(r.name), "failed: "+mdEscape(errText(s.firstErr)))
 			continue
 		}
-		w("| %s | %s | %s–%s | **%d** | %d | %d | %d | %d | %d | %d | %s | %s |\n", mdEscape(r.name),
-			fmtWall(s.wall), fmtWall(s.wallLo), fmtWall(s.wallHi), s.sum.Total, s.sum.Get, s.sum.Head, s.sum.Put,
-			s.sum.Post, s.sum.Patch, s.sum.Mounts, solveText(s.solves[0]), solveText(s.solves[1]))
+		t.row(mdEscape(r.name), fmtWall(s.wall), fmtWall(s.wallLo)+"–"+fmtWall(s.wallHi), bold(s.sum.Total), s.sum.Get, s.sum.Head,
+			s.sum.Put, s.sum.Post, s.sum.Patch, s.sum.Mounts, solveText(s.solves[0]), solveText(s.solves[1]))
 	}
-	w("\n")
+	w("%s\n", t)
 	var warm []string
 	for _, r := range rep.rows {
 		warm = append(warm, fmt.Sprintf("`%s` %s", r.name, fmtWall(r.warmup)))
@@ -286,9 +284,7 @@ func (rep *bakeReport) section(ctx context.Context) string {
 			"manifests).\n", strings.Join(bakeWantPlatforms(), " and "))
 	}
 	w("\n### Goals\n\n")
-	for _, g := range rep.goals() {
-		w("- **%s** %s. %s\n", passFail(g.ok), g.title, g.detail)
-	}
+	w("%s", goalList(rep.goals()))
 	w("\n<!-- build-case:%s:end -->\n", bakeCase)
 	return b.String()
 }

@@ -63,6 +63,9 @@ func buildHeader() string {
 	w("# Benchmark: imgctl build against buildctl\n\n")
 	w("The issue \"imgctl build\" asks for an overhead within %.0f%% of raw `buildctl build` for the same Dockerfile, "+
 		"daemon and cache state. Each case section below says when and how often it was measured.\n\n", buildOverheadGoal)
+	w("The sections after the build cases (`%s`, `%s`, `%s`, `%s`) measure other things than imgctl build against "+
+		"buildctl; each starts registries (and, for `%s`, buildkitd) of its own and describes its method in its section.\n\n",
+		fleetCase, fleet1000Case, patchlevelCase, sbomCase, sbomCase)
 	w("## Method (build cases)\n\n")
 	w("- One in-process registry (internal/testing/regtest, plain HTTP on 127.0.0.1) with the same request and byte counting " +
 		"as above; the bases are seeded into it by internal/testing/buildtest.SeedBases (`HOST/golang:1.26` with the host's Go " +
@@ -111,19 +114,7 @@ func (r *buildReport) section(ctx context.Context, cr caseResult) string {
 		}
 		w("\n\n")
 	}
-	w("| tool | GET | HEAD | PUT | POST | PATCH | requests | mounts | manifest bytes | config bytes | layer bytes | wall | wall min–max |\n")
-	w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
-	for _, tr := range cr.tools {
-		s := summarize(tr.samples)
-		if s.Failed == s.Runs {
-			w("| %s | failed: %s ||||||||||||\n", tr.tool.Name(), mdEscape(errText(s.FirstErr)))
-			continue
-		}
-		lo, hi := wallRange(tr.samples)
-		w("| %s | %d | %d | %d | %d | %d | **%d** | %d | %s | %s | %s | %s | %s–%s |\n", rowName(tr.tool, s),
-			s.Get, s.Head, s.Put, s.Post, s.Patch, s.Total, s.Mounts,
-			thousands(s.Manifest), thousands(s.Config), thousands(s.Layer), fmtWall(s.Wall), fmtWall(lo), fmtWall(hi))
-	}
+	w("%s", requestTable(cr.tools, true))
 	w("\nWhat each result contains (read back after each run, not counted):\n\n")
 	writeResultTable(w, cr.tools)
 	w("\n")
@@ -138,9 +129,7 @@ func (r *buildReport) section(ctx context.Context, cr caseResult) string {
 	if l := r.startupLine(); l != "" {
 		w("- %s\n", l)
 	}
-	for _, g := range buildGoals(cr) {
-		w("- **%s** %s. %s\n", passFail(g.ok), g.title, g.detail)
-	}
+	w("%s", goalList(buildGoals(cr)))
 	w("\n<!-- build-case:%s:end -->\n", cr.c.Name())
 	return b.String()
 }
@@ -214,16 +203,11 @@ func (r *buildReport) goalText() string {
 	if r == nil {
 		return ""
 	}
-	var b strings.Builder
+	var gs []goal
 	for _, cr := range r.cases {
-		for _, g := range buildGoals(cr) {
-			fmt.Fprintf(&b, "%s: %s. %s\n", passFail(g.ok), g.title, strings.ReplaceAll(g.detail, "**", ""))
-		}
+		gs = append(gs, buildGoals(cr)...)
 	}
-	for _, g := range r.extraGoals {
-		fmt.Fprintf(&b, "%s: %s. %s\n", passFail(g.ok), g.title, strings.ReplaceAll(g.detail, "**", ""))
-	}
-	return b.String()
+	return goalLines(append(gs, r.extraGoals...), true)
 }
 
 // writeResults writes RESULTS.md to path: md (the index and rebase cases'
@@ -255,7 +239,7 @@ func writeResults(ctx context.Context, path, md string, br *buildReport) error {
 	for _, c := range buildCases() {
 		names = append(names, c.Name())
 	}
-	for _, n := range append(names, coldCase, servercoreCase, bakeCase) {
+	for _, n := range append(names, coldCase, servercoreCase, bakeCase, fleetCase, fleet1000Case, patchlevelCase, sbomCase) {
 		if s, ok := newSections[n]; ok {
 			sections = append(sections, s)
 		} else if s, ok := oldSections[n]; ok {

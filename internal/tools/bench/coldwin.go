@@ -449,8 +449,8 @@ func (rep *coldReport) section(ctx context.Context, base string) string {
 		"layer blob that the registry served to the builder (by its User-Agent), those read by imgctl are counted apart; base bytes up are the bytes "+
 		"uploaded in sessions closed with the base layer's digest. %s\n\n",
 		regtest.OSVersionLTSC2025, thousands(size), hostRE.ReplaceAllString(base, "HOST"), coldRowsNote)
-	w("| tool | base bytes down (builder) | base bytes read by imgctl | base bytes up | other blob bytes up | mounts | GET | HEAD | PUT | POST | PATCH | requests | wall | wall min–max |\n")
-	w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	t := newTable("tool", "base bytes down (builder):", "base bytes read by imgctl:", "base bytes up:", "other blob bytes up:", "mounts:",
+		"GET:", "HEAD:", "PUT:", "POST:", "PATCH:", "requests:", "wall:", "wall min–max:")
 	for _, r := range rep.results {
 		ss := coldSamples(r)
 		var down, read, up, other []int64
@@ -461,15 +461,14 @@ func (rep *coldReport) section(ctx context.Context, base string) string {
 		}
 		s := summarize(ss)
 		if s.Failed == s.Runs {
-			w("| %s | failed: %s |||||||||||||\n", r.tool.Name(), mdEscape(errText(s.FirstErr)))
+			t.row(r.tool.Name(), "failed: "+mdEscape(errText(s.FirstErr)))
 			continue
 		}
 		lo, hi := wallRange(ss)
-		w("| %s | %s | %s | %s | %s | %d | %d | %d | %d | %d | %d | **%d** | %s | %s–%s |\n", r.tool.Name(),
-			thousands(median(down)), thousands(median(read)), thousands(median(up)), thousands(median(other)), s.Mounts,
-			s.Get, s.Head, s.Put, s.Post, s.Patch, s.Total, fmtWall(s.Wall), fmtWall(lo), fmtWall(hi))
+		t.row(r.tool.Name(), thousands(median(down)), thousands(median(read)), thousands(median(up)), thousands(median(other)), s.Mounts,
+			s.Get, s.Head, s.Put, s.Post, s.Patch, bold(s.Total), fmtWall(s.Wall), fmtWall(lo)+"–"+fmtWall(hi))
 	}
-	w("\n")
+	w("%s\n", t)
 	for _, r := range rep.results {
 		if s := summarize(coldSamples(r)); s.Failed > 0 && s.Failed < s.Runs {
 			w("- %s failed %d of %d runs; first error: %s\n", r.tool.Name(), s.Failed, s.Runs, mdEscape(errText(s.FirstErr)))

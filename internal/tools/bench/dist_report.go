@@ -22,19 +22,22 @@ func (r *distResults) markdown() string {
 		"the new base): the fewest requests the work can take there. The issue wrote its limits for sources of " +
 		"3 blobs; these fixtures have more, so `goal` is the computed limit plus the margin the issue allowed " +
 		"over its own limit (its figures are in the line under each table).\n\n")
-	w("| case | limit | %s | goal | met |\n|---|--:|%s--:|---|\n", strings.Join(r.imgctlNames(), " | "),
-		strings.Repeat("--:|", len(r.imgctlNames())))
+	cols := []string{"case", "limit:"}
+	for _, n := range r.imgctlNames() {
+		cols = append(cols, n+":")
+	}
+	t := newTable(append(cols, "goal:", "met")...)
 	for i, cr := range r.basic {
 		c := r.cases[i]
 		limit, _ := c.limit()
-		var cells []string
+		cells := []any{c.Name(), limit}
 		for _, n := range r.imgctlNames() {
 			cells = append(cells, toolTotal(cr, n))
 		}
 		ok, _ := r.met(i)
-		w("| %s | %d | %s | %d | %s |\n", c.Name(), limit, strings.Join(cells, " | "), c.goal(), passFail(ok))
+		t.row(append(cells, c.goal(), passFail(ok))...)
 	}
-	w("\n")
+	w("%s\n", t)
 	for i, cr := range r.basic {
 		c := r.cases[i]
 		limit, how := c.limit()
@@ -50,7 +53,7 @@ func (r *distResults) markdown() string {
 			"endpoint for the htpasswd credentials, and forwards with them; distribution's own token auth needs a " +
 			"JWT token server). The limit adds one token request per set of scopes: imgctl declares every scope " +
 			"up front, so one. `requests` counts everything the proxy saw, challenges and token requests included.\n\n")
-		w("| case | tool | requests | pings | tokens | 401s | limit + 1 token | goal + 1 token |\n|---|---|--:|--:|--:|--:|--:|--:|\n")
+		t := newTable("case", "tool", "requests:", "pings:", "tokens:", "401s:", "limit + 1 token:", "goal + 1 token:")
 		for _, tr := range r.token {
 			c := tr.c.(distCase)
 			limit, _ := c.limit()
@@ -58,14 +61,13 @@ func (r *distResults) markdown() string {
 				hs := tr.runs[name]
 				m, failed := medianHandshake(hs)
 				if failed == len(hs) {
-					w("| %s | %s | failed: %s ||||||\n", c.Name(), name, mdEscape(errText(hs[0].err)))
+					t.row(c.Name(), name, "failed: "+mdEscape(errText(hs[0].err)))
 					continue
 				}
-				w("| %s | %s | **%d** | %d | %d | %d | %d | %d |\n", c.Name(), name, m.requests, m.pings, m.tokens,
-					m.challenges, limit+1, c.goal()+1)
+				t.row(c.Name(), name, bold(m.requests), m.pings, m.tokens, m.challenges, limit+1, c.goal()+1)
 			}
 		}
-		w("\n")
+		w("%s\n", t)
 	}
 	return b.String()
 }
@@ -147,9 +149,5 @@ func (r *distResults) goals() []goal {
 
 // goalText is the distribution goals for the terminal.
 func (r *distResults) goalText() string {
-	var b strings.Builder
-	for _, g := range r.goals() {
-		fmt.Fprintf(&b, "%s: %s. %s\n", passFail(g.ok), g.title, g.detail)
-	}
-	return b.String()
+	return goalLines(r.goals(), false)
 }

@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.runs, "runs", 5, "measured runs per tool and case; the report shows medians")
 	fs.StringVar(&o.out, "out", "", "report file (default "+benchDir+"/RESULTS.md in the module root)")
-	fs.StringVar(&o.cases, "cases", "", "comma-separated case names to run (default all but "+servercoreCase+" and "+bakeCase+", which run only when named)")
+	fs.StringVar(&o.cases, "cases", "", "comma-separated case names to run (default all but "+servercoreCase+", "+bakeCase+", "+fleet1000Case+" and "+sbomCase+", which run only when named)")
 	fs.StringVar(&o.tools, "tools", "", "comma-separated tool names to run (default all)")
 	fs.BoolVar(&o.skipVerify, "skip-verify-row", false, "do not measure imgctl with its post-push verification on")
 	fs.StringVar(&o.trace, "trace", "", "write every run's requests to DIR/<case>/<tool>-runN.log")
@@ -113,38 +113,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	// The cold Windows build has its own registry and a buildkitd per run (coldwin.go).
-	if len(filter([]string{coldCase}, o.cases, func(s string) string { return s })) > 0 {
-		sec, err := runColdWindows(ctx, o, root, binDir, work, stderr)
+	// The cases with a registry (and builder) of their own, each with its section.
+	for _, r := range sectionRunners() {
+		secs, gs, err := r(ctx, o, root, binDir, work, stderr)
 		if err != nil {
 			return err
+		}
+		if len(secs) == 0 {
+			continue
 		}
 		if brep == nil {
 			brep = &buildReport{}
 		}
-		brep.addExtra(coldCase, sec, nil)
-	}
-	// The servercore-scale Windows build is opt-in: -cases must name it (servercore.go).
-	if servercoreSelected(o.cases) {
-		sec, gs, err := runServercore(ctx, o, root, binDir, work, stderr)
-		if err != nil {
-			return err
+		for n, sec := range secs {
+			brep.addExtra(n, sec, nil)
 		}
-		if brep == nil {
-			brep = &buildReport{}
-		}
-		brep.addExtra(servercoreCase, sec, gs)
-	}
-	// The bake case is opt-in too: -cases must name it (bake_case.go).
-	if bakeSelected(o.cases) {
-		sec, gs, err := runBake(ctx, o, root, binDir, work, stderr)
-		if err != nil {
-			return err
-		}
-		if brep == nil {
-			brep = &buildReport{}
-		}
-		brep.addExtra(bakeCase, sec, gs)
+		brep.extraGoals = append(brep.extraGoals, gs...)
 	}
 	if len(tools) == 0 || len(cs) == 0 && len(dcs) == 0 {
 		if brep == nil {
@@ -183,6 +167,49 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s%s%s\nwrote %s\n", rep.goalText(), drep.goalText(), brep.goalText(), o.out)
 	return nil
+}
+
+// sectionRunner measures cases that start their own registry (and
+// builder), when -cases selects them, and returns their RESULTS.md
+// sections by case name and their goals; none when none is selected.
+type sectionRunner func(ctx context.Context, o options, root, binDir, work string, log io.Writer) (map[string]string, []goal, error)
+
+// oneSection is a sectionRunner for one case name, run when selected.
+func oneSection(name string, selected func(cases string) bool,
+	run func(ctx context.Context, o options, root, binDir, work string, log io.Writer) (string, []goal, error)) sectionRunner {
+	return func(ctx context.Context, o options, root, binDir, work string, log io.Writer) (map[string]string, []goal, error) {
+		if !selected(o.cases) {
+			return nil, nil, nil
+		}
+		sec, gs, err := run(ctx, o, root, binDir, work, log)
+		if err != nil || sec == "" {
+			return nil, nil, err
+		}
+		return map[string]string{name: sec}, gs, nil
+	}
+}
+
+// sectionRunners are the cases with their own registry, in run order:
+// the cold Windows build (coldwin.go), the opt-in servercore-scale build
+// (servercore.go) and bake (bake_case.go), the fleet cases
+// (fleet_case.go), the patch-level report's requests (patchlevel_case.go)
+// and the opt-in Windows SBOM build (sbom_case.go).
+func sectionRunners() []sectionRunner {
+	coldSelected := func(cases string) bool {
+		return len(filter([]string{coldCase}, cases, func(s string) string { return s })) > 0
+	}
+	cold := func(ctx context.Context, o options, root, binDir, work string, log io.Writer) (string, []goal, error) {
+		sec, err := runColdWindows(ctx, o, root, binDir, work, log)
+		return sec, nil, err
+	}
+	return []sectionRunner{
+		oneSection(coldCase, coldSelected, cold),
+		oneSection(servercoreCase, servercoreSelected, runServercore),
+		oneSection(bakeCase, bakeSelected, runBake),
+		runFleet,
+		oneSection(patchlevelCase, patchlevelSelected, runPatchlevel),
+		oneSection(sbomCase, sbomSelected, runSBOM),
+	}
 }
 
 // runRegtestCases runs cs on an in-process regtest registry, and the token

@@ -28,12 +28,7 @@ func (r *report) promoteGoals() []goal {
 		whole := goal{ok: ms.ok() && me.findings != nil, title: "imgctl promote copies the whole supply chain (digest, signature tags, referrers, attestations)"}
 		var parts []string
 		for _, tr := range cr.tools {
-			var bad []string
-			for _, f := range tr.findings {
-				if !f.OK {
-					bad = append(bad, f.Name+" "+plain(f.Value, true))
-				}
-			}
+			bad := shortfalls(tr)
 			if tr.tool.Name() == primary {
 				whole.ok = whole.ok && len(bad) == 0
 			}

@@ -30,12 +30,7 @@ func (r *report) rebaseGoals() []goal {
 		correct := goal{ok: true, title: "imgctl's rebased index is correct (base and app layers, base.digest, media types, attestations)"}
 		var osvD, corD []string
 		for _, tr := range cr.tools {
-			var bad []string
-			for _, f := range tr.findings {
-				if !f.OK {
-					bad = append(bad, f.Name+" "+plain(f.Value, true))
-				}
-			}
+			bad := shortfalls(tr)
 			okOSV := tr.findings != nil && findingOK(tr, findDescOSV) && findingOK(tr, findConfigOSV)
 			osvD = append(osvD, fmt.Sprintf("%s %s", tr.tool.Name(), map[bool]string{true: "updates both", false: "does not"}[okOSV]))
 			if tr.tool.Name() == primary {
@@ -48,17 +43,8 @@ func (r *report) rebaseGoals() []goal {
 		}
 		osv.detail = strings.Join(osvD, "; ") + "."
 		correct.detail = "Shortfalls: " + strings.Join(append(corD, "none other"), "; ") + "."
-		reqs := goal{ok: ms.ok(), title: "imgctl rebase makes fewer registry requests than either peer"}
-		var parts []string
-		for _, p := range peers {
-			ps := summarize(p.samples)
-			if !ps.ok() {
-				parts = append(parts, p.tool.Name()+" failed")
-				continue
-			}
-			reqs.ok = reqs.ok && ms.Total < ps.Total
-			parts = append(parts, fmt.Sprintf("%s %d", p.tool.Name(), ps.Total))
-		}
+		fewer, _, parts := fewerThanPeers(ms, peers)
+		reqs := goal{ok: ms.ok() && fewer, title: "imgctl rebase makes fewer registry requests than either peer"}
 		reqs.detail = fmt.Sprintf("%s: imgctl %s vs %s (median requests per run; each peer's count is one rebase per variant and an index merge).",
 			cr.c.Name(), totalText(ms), strings.Join(parts, ", "))
 		gs = append(gs, layers, osv, correct, reqs)

@@ -72,9 +72,7 @@ func (r *report) markdown(ctx context.Context) (string, error) {
 	}
 	w("## Goal\n\nComputed from the tables above (issues: \"index ... with the fewest requests of any tool\" for the " +
 		"index cases, \"imgctl rebase and the monthly base-image job\" for rebase-3).\n\n")
-	for _, g := range r.goals() {
-		w("- **%s** %s. %s\n", passFail(g.ok), g.title, g.detail)
-	}
+	w("%s", goalList(r.goals()))
 	return b.String(), nil
 }
 
@@ -102,19 +100,8 @@ func (r *report) goals() []goal {
 		ms := summarize(me.samples)
 
 		// Requests: fewer than every peer that succeeded, and at least one did.
-		ok, measured := ms.ok(), 0
-		var parts []string
-		for _, p := range peers {
-			ps := summarize(p.samples)
-			if !ps.ok() {
-				parts = append(parts, p.tool.Name()+" failed")
-				continue
-			}
-			measured++
-			ok = ok && ms.Total < ps.Total
-			parts = append(parts, fmt.Sprintf("%s %d", p.tool.Name(), ps.Total))
-		}
-		ok = ok && measured > 0
+		fewer, measured, parts := fewerThanPeers(ms, peers)
+		ok := ms.ok() && fewer && measured > 0
 		reqs.ok = reqs.ok && ok
 		reqD = append(reqD, fmt.Sprintf("%s %s: imgctl %s vs %s", cr.c.Name(), yesNo(ok), totalText(ms), strings.Join(parts, ", ")))
 
@@ -146,6 +133,35 @@ func (r *report) goals() []goal {
 	return append(append([]goal{reqs, layers, osv}, r.rebaseGoals()...), r.promoteGoals()...)
 }
 
+// fewerThanPeers reports whether ms has fewer requests than every peer
+// that succeeded, how many did, and each peer's median ("crane 12", or
+// "crane failed").
+func fewerThanPeers(ms summary, peers []*toolResult) (fewer bool, measured int, parts []string) {
+	fewer = true
+	for _, p := range peers {
+		ps := summarize(p.samples)
+		if !ps.ok() {
+			parts = append(parts, p.tool.Name()+" failed")
+			continue
+		}
+		measured++
+		fewer = fewer && ms.Total < ps.Total
+		parts = append(parts, fmt.Sprintf("%s %d", p.tool.Name(), ps.Total))
+	}
+	return fewer, measured, parts
+}
+
+// shortfalls lists the findings of tr that are not OK, as "name value".
+func shortfalls(tr *toolResult) []string {
+	var bad []string
+	for _, f := range tr.findings {
+		if !f.OK {
+			bad = append(bad, f.Name+" "+plain(f.Value, true))
+		}
+	}
+	return bad
+}
+
 // split returns the primary imgctl result and the peers' results of a case.
 func (r *report) split(cr caseResult) (*toolResult, []*toolResult) {
 	var me *toolResult
@@ -166,11 +182,7 @@ func (r *report) goalText() string {
 	if r == nil {
 		return ""
 	}
-	var b strings.Builder
-	for _, g := range r.goals() {
-		fmt.Fprintf(&b, "%s: %s. %s\n", passFail(g.ok), g.title, g.detail)
-	}
-	return b.String()
+	return goalLines(r.goals(), false)
 }
 
 func findingOf(tr *toolResult, name string) (finding, bool) {
@@ -194,6 +206,29 @@ func totalText(s summary) string {
 		return fmt.Sprintf("failed (%s)", errText(s.FirstErr))
 	}
 	return strconv.Itoa(s.Total)
+}
+
+// goalList renders goals as a markdown list, one "- **PASS** title. detail" each.
+func goalList(gs []goal) string {
+	var b strings.Builder
+	for _, g := range gs {
+		fmt.Fprintf(&b, "- **%s** %s. %s\n", passFail(g.ok), g.title, g.detail)
+	}
+	return b.String()
+}
+
+// goalLines renders goals for the terminal, one "PASS: title. detail"
+// each; stripBold drops markdown bold from the details.
+func goalLines(gs []goal, stripBold bool) string {
+	var b strings.Builder
+	for _, g := range gs {
+		d := g.detail
+		if stripBold {
+			d = strings.ReplaceAll(d, "**", "")
+		}
+		fmt.Fprintf(&b, "%s: %s. %s\n", passFail(g.ok), g.title, d)
+	}
+	return b.String()
 }
 
 func yesNo(ok bool) string {
@@ -228,18 +263,7 @@ func errText(err error) string {
 // writeCaseTables writes a case's requests and bytes per tool, what each
 // result kept, and the runs that failed.
 func writeCaseTables(w func(string, ...any), cr caseResult) {
-	w("| tool | GET | HEAD | PUT | POST | PATCH | requests | mounts | manifest bytes | config bytes | layer bytes | wall |\n")
-	w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
-	for _, tr := range cr.tools {
-		s := summarize(tr.samples)
-		if s.Failed == s.Runs {
-			w("| %s | failed: %s |||||||||||\n", tr.tool.Name(), mdEscape(errText(s.FirstErr)))
-			continue
-		}
-		w("| %s | %d | %d | %d | %d | %d | **%d** | %d | %s | %s | %s | %s |\n", rowName(tr.tool, s),
-			s.Get, s.Head, s.Put, s.Post, s.Patch, s.Total, s.Mounts,
-			thousands(s.Manifest), thousands(s.Config), thousands(s.Layer), fmtWall(s.Wall))
-	}
+	w("%s", requestTable(cr.tools, false))
 	w("\nWhat the result kept:\n\n")
 	writeResultTable(w, cr.tools)
 	failures := false
@@ -255,6 +279,31 @@ func writeCaseTables(w func(string, ...any), cr caseResult) {
 	w("\n")
 }
 
+// requestTable is each tool's median requests by method, mounts, bytes
+// and wall time, with the range of wall times when wallRange is set.
+func requestTable(tools []*toolResult, withRange bool) *mdTable {
+	cols := []string{"tool", "GET:", "HEAD:", "PUT:", "POST:", "PATCH:", "requests:", "mounts:", "manifest bytes:", "config bytes:", "layer bytes:", "wall:"}
+	if withRange {
+		cols = append(cols, "wall min–max:")
+	}
+	t := newTable(cols...)
+	for _, tr := range tools {
+		s := summarize(tr.samples)
+		if s.Failed == s.Runs {
+			t.row(tr.tool.Name(), "failed: "+mdEscape(errText(s.FirstErr)))
+			continue
+		}
+		cells := []any{rowName(tr.tool, s), s.Get, s.Head, s.Put, s.Post, s.Patch, bold(s.Total), s.Mounts,
+			thousands(s.Manifest), thousands(s.Config), thousands(s.Layer), fmtWall(s.Wall)}
+		if withRange {
+			lo, hi := wallRange(tr.samples)
+			cells = append(cells, fmtWall(lo)+"–"+fmtWall(hi))
+		}
+		t.row(cells...)
+	}
+	return t
+}
+
 // writeResultTable writes what each tool's result contains: one column per
 // finding of the first checked run, one row per tool.
 func writeResultTable(w func(string, ...any), tools []*toolResult) {
@@ -267,25 +316,25 @@ func writeResultTable(w func(string, ...any), tools []*toolResult) {
 			break
 		}
 	}
-	w("| tool | %s |\n|---|%s\n", strings.Join(names, " | "), strings.Repeat("---|", len(names)))
+	t := newTable(append([]string{"tool"}, names...)...)
 	for _, tr := range tools {
 		switch {
 		case tr.checkErr != nil:
-			w("| %s | check failed: %s |\n", tr.tool.Name(), mdEscape(tr.checkErr.Error()))
+			t.row(tr.tool.Name(), "check failed: "+mdEscape(tr.checkErr.Error()))
 		case tr.findings == nil:
-			w("| %s | no successful run |\n", tr.tool.Name())
+			t.row(tr.tool.Name(), "no successful run")
 		default:
-			var vs []string
-			for _, f := range tr.findings {
-				vs = append(vs, mdEscape(f.Value))
-			}
-			name := tr.tool.Name()
+			cells := []any{tr.tool.Name()}
 			if tr.varies {
-				name += " (varied between runs)"
+				cells[0] = tr.tool.Name() + " (varied between runs)"
 			}
-			w("| %s | %s |\n", name, strings.Join(vs, " | "))
+			for _, f := range tr.findings {
+				cells = append(cells, mdEscape(f.Value))
+			}
+			t.row(cells...)
 		}
 	}
+	w("%s", t)
 }
 
 func mdEscape(s string) string {

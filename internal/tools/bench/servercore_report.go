@@ -242,12 +242,12 @@ func (rep *scReport) section(ctx context.Context) string {
 		"bytes are medians, counted as in `%s`: down = the base's layer blobs served to the builder (by its User-Agent), "+
 		"read = served to anyone else (imgctl making skeletons, crane), up = uploaded in sessions closed with a base layer's "+
 		"digest. Requests are every registry request during the run.\n\n", rep.floorNote(), coldCase)
-	w("| row | wall | wall min–max | client peak RSS | buildkitd peak RSS | base bytes down (builder) | base bytes read (client) | base bytes up | other blob bytes up | mounts | GET | HEAD | PUT | POST | PATCH | requests |\n")
-	w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	t := newTable("row", "wall:", "wall min–max:", "client peak RSS:", "buildkitd peak RSS:", "base bytes down (builder):", "base bytes read (client):",
+		"base bytes up:", "other blob bytes up:", "mounts:", "GET:", "HEAD:", "PUT:", "POST:", "PATCH:", "requests:")
 	for _, r := range rep.rows {
 		s := r.stats()
 		if s.ok == 0 {
-			w("| %s | failed: %s |||||||||||||||\n", mdEscape(r.name), mdEscape(errText(s.firstErr)))
+			t.row(mdEscape(r.name), "failed: "+mdEscape(errText(s.firstErr)))
 			continue
 		}
 		daemon := "—"
@@ -257,12 +257,11 @@ func (rep *scReport) section(ctx context.Context) string {
 				daemon += " (some runs unread)"
 			}
 		}
-		w("| %s | %s | %s–%s | %s | %s | %s | %s | %s | %s | %d | %d | %d | %d | %d | %d | **%d** |\n", mdEscape(r.name),
-			fmtWall(s.wall), fmtWall(s.wallLo), fmtWall(s.wallHi), r.fmtClient(s.clientKiB), daemon,
+		t.row(mdEscape(r.name), fmtWall(s.wall), fmtWall(s.wallLo)+"–"+fmtWall(s.wallHi), r.fmtClient(s.clientKiB), daemon,
 			thousands(s.down), thousands(s.read), thousands(s.up), thousands(s.otherUp), s.mounts,
-			s.get, s.head, s.put, s.post, s.patch, s.reqs)
+			s.get, s.head, s.put, s.post, s.patch, bold(s.reqs))
 	}
-	w("\n")
+	w("%s\n", t)
 	for _, r := range rep.rows {
 		if s := r.stats(); s.failed > 0 && s.ok > 0 {
 			w("- %s failed %d of %d runs; first error: %s\n", r.name, s.failed, len(r.runs), mdEscape(errText(s.firstErr)))
@@ -289,9 +288,7 @@ func (rep *scReport) section(ctx context.Context) string {
 		}
 	}
 	w("\n### Goals\n\n")
-	for _, g := range rep.goals() {
-		w("- **%s** %s. %s\n", passFail(g.ok), g.title, g.detail)
-	}
+	w("%s", goalList(rep.goals()))
 	w("\n<!-- build-case:%s:end -->\n", servercoreCase)
 	return b.String()
 }

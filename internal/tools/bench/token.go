@@ -133,20 +133,20 @@ func tokenMarkdown(trs []tokenResult) string {
 		"`pings` are `GET /v2/`; `tokens` are token requests; `401s` are challenges. Medians.\n\n",
 		"`"+strings.Join(tokenCases, "`, `")+"`")
 	for _, tr := range trs {
-		w("### %s\n\n| tool | requests | pings | tokens | 401s |\n|---|--:|--:|--:|--:|\n", tr.c.Name())
+		t := newTable("tool", "requests:", "pings:", "tokens:", "401s:")
 		for _, name := range tr.tools {
 			hs := tr.runs[name]
 			m, failed := medianHandshake(hs)
 			if failed == len(hs) {
-				w("| %s | failed: %s ||||\n", name, mdEscape(errText(hs[0].err)))
+				t.row(name, "failed: "+mdEscape(errText(hs[0].err)))
 				continue
 			}
-			w("| %s | **%d** | %d | %d | %d |\n", name, m.requests, m.pings, m.tokens, m.challenges)
+			t.row(name, bold(m.requests), m.pings, m.tokens, m.challenges)
 			if failed > 0 {
-				w("| %s | failed %d of %d runs ||||\n", name, failed, len(hs))
+				t.row(name, fmt.Sprintf("failed %d of %d runs", failed, len(hs)))
 			}
 		}
-		w("\n")
+		w("### %s\n\n%s\n", tr.c.Name(), t)
 	}
 	return b.String()
 }
