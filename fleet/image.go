@@ -253,23 +253,19 @@ func (r *runner) precheck(ctx context.Context, g *policy.Gate, staged name.Diges
 // cannot be told is the variant's own status and reason; only a cancelled
 // run is an error.
 func (r *runner) patchLevel(ctx context.Context, st rebase.Status, im *Image) error {
-	var subjects []patchlevel.Subject
-	var where []int
+	refs := make([]patchlevel.Ref, len(st.Variants))
 	for i, v := range st.Variants {
-		if s, ok := patchlevel.SubjectOf(v.Platform, v.Digest, v.BaseName, r.rc.NameOptions()...); ok {
-			subjects, where = append(subjects, s), append(where, i)
-		}
+		refs[i] = patchlevel.Ref{Platform: v.Platform, Digest: v.Digest, Base: v.BaseName}
 	}
-	if len(subjects) == 0 {
-		return nil
-	}
-	rep, err := patchlevel.Check(ctx, subjects, patchlevel.Options{Registry: r.rc, At: r.o.At, Cache: r.levels})
+	levels, err := patchlevel.CheckRefs(ctx, refs, patchlevel.Options{Registry: r.rc, At: r.o.At, Cache: r.levels}, r.rc.NameOptions()...)
 	if err != nil {
 		return err
 	}
-	for j, i := range where {
-		v := rep.Variants[j]
-		im.Variants[i].PatchLevel = &v
+	for i, v := range levels {
+		im.Variants[i].PatchLevel = v
+		if v == nil {
+			continue
+		}
 		if n := v.PatchTuesdaysBehind; n != nil && (im.PatchTuesdaysBehind == nil || *n > *im.PatchTuesdaysBehind) {
 			im.PatchTuesdaysBehind = n
 		}

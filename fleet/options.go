@@ -51,7 +51,8 @@ type Options struct {
 	// DryRun decides and plans every image and writes nothing.
 	DryRun bool
 	// At is the date each image's patch level, and the gate's patchLevel
-	// limits, are reported on; the zero Date means today (UTC).
+	// limits, are reported on; the zero Date means today (UTC) for the
+	// report and the gate's own At for its limits.
 	At platform.Date
 	// Logger receives progress at debug level; nil discards.
 	Logger *slog.Logger

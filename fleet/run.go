@@ -40,7 +40,7 @@ func Run(ctx context.Context, refs []name.Reference, o Options, emit func(Image)
 	if runGate.PatchLevel != nil {
 		pl := *runGate.PatchLevel
 		pl.Cache = levels
-		if pl.At.IsZero() {
+		if !o.At.IsZero() {
 			pl.At = o.At
 		}
 		runGate.PatchLevel = &pl

@@ -26,6 +26,14 @@ type Options struct {
 	Cache *Cache
 }
 
+// Date is the report's date: At, or today (UTC) when At is zero.
+func (o Options) Date() platform.Date {
+	if o.At.IsZero() {
+		return platform.DateOf(time.Now())
+	}
+	return o.At
+}
+
 // Cache is what Check reads that does not change within a run: each base
 // repository's tag list and each revision's created date. A command that
 // reports on many images (imgctl patch) shares one, so that each is read
@@ -49,12 +57,13 @@ func NewCache(rc *registry.Client) *Cache {
 	return &Cache{tags: tagLister{rc: registry.Or(rc), lists: map[string]*tagList{}}, revs: map[string]*revisionRead{}}
 }
 
-// revision reads rt once per repository and platform (see
-// reader.revision); a cancelled read is not kept.
+// revision reads rt once per repository, platform and build (see
+// reader.revision); a read whose context ended is not kept.
 func (c *Cache) revision(ctx context.Context, r reader, repo name.Repository, rt revisionTag, want platform.Platform) (Revision, error) {
 	// The read depends on the build, not on the variant's own revision.
 	b, _ := platform.Build(want.OSVersion)
-	key := fmt.Sprintf("%s:%s@%s/%s/%s:%d", repo, rt.tag, want.OS, want.Architecture, want.Variant, b)
+	n := platform.Normalize(want)
+	key := fmt.Sprintf("%s:%s@%s/%s/%s:%d", repo, rt.tag, n.OS, n.Architecture, n.Variant, b)
 	c.mu.Lock()
 	rr := c.revs[key]
 	if rr == nil {
@@ -63,10 +72,16 @@ func (c *Cache) revision(ctx context.Context, r reader, repo name.Repository, rt
 	}
 	c.mu.Unlock()
 	rr.once.Do(func() { rr.rev, rr.err = r.revision(ctx, repo, rt, want) })
-	if rr.err != nil && ctx.Err() == nil && errors.Is(rr.err, context.Canceled) {
-		// Another Check's context was cancelled during the read: read
-		// again for this one, outside the cache.
-		return r.revision(ctx, repo, rt, want)
+	if isContextErr(rr.err) {
+		c.mu.Lock()
+		if c.revs[key] == rr {
+			delete(c.revs, key)
+		}
+		c.mu.Unlock()
+		if ctx.Err() == nil {
+			return r.revision(ctx, repo, rt, want)
+		}
+		return Revision{}, ctx.Err()
 	}
 	return rr.rev, rr.err
 }
@@ -80,10 +95,7 @@ func (c *Cache) revision(ctx context.Context, r reader, repo name.Repository, rt
 // cancelled context is an error.
 func Check(ctx context.Context, subjects []Subject, o Options) (*Report, error) {
 	rc := registry.Or(o.Registry)
-	at := o.At
-	if at.IsZero() {
-		at = platform.DateOf(time.Now())
-	}
+	at := o.Date()
 	rep := &Report{At: at, Variants: make([]Variant, len(subjects))}
 	c := o.Cache
 	if c == nil {
@@ -206,8 +218,26 @@ func (l *tagLister) list(ctx context.Context, repo name.Repository) ([]string, e
 	}
 	l.mu.Unlock()
 	tl.once.Do(func() { tl.tags, tl.err = l.rc.ListTags(ctx, repo) })
-	if tl.err != nil && errors.Is(tl.err, context.Canceled) {
-		return nil, tl.err
+	if isContextErr(tl.err) {
+		// The reading Check's context ended (or the client's deadline
+		// passed): forget the list, so that a later Check reads it, and
+		// read once more, outside the cache, for a caller whose context
+		// has not ended.
+		l.mu.Lock()
+		if l.lists[repo.String()] == tl {
+			delete(l.lists, repo.String())
+		}
+		l.mu.Unlock()
+		if ctx.Err() == nil {
+			return l.rc.ListTags(ctx, repo)
+		}
+		return nil, ctx.Err()
 	}
 	return tl.tags, tl.err
+}
+
+// isContextErr reports whether err is a cancelled or expired context's,
+// which is the reading caller's and not the registry's answer.
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }

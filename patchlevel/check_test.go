@@ -66,6 +66,18 @@ func TestCheckIssueExample(t *testing.T) {
 	cache := NewCache(rc)
 	newer := sub
 	newer.Platform.OSVersion = "10.0.20348.2762"
+	// A Check whose context is cancelled leaves nothing in the cache that
+	// a live Check would be handed.
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	dead := NewCache(rc)
+	if _, err := Check(cancelled, []Subject{sub}, Options{Registry: rc, At: date(t, "2024-11-20"), Cache: dead}); err == nil {
+		t.Errorf("a cancelled Check returned no error")
+	}
+	rep, err = Check(context.Background(), []Subject{sub}, Options{Registry: rc, At: date(t, "2024-11-20"), Cache: dead})
+	if err != nil || rep.Variants[0].Status != StatusBehind || *rep.Variants[0].RevisionsBehind != 3 {
+		t.Errorf("after a cancelled Check, the cache gave %+v (%v), want 3 revisions behind", rep.Variants[0], err)
+	}
 	for i, s := range []Subject{sub, newer} {
 		reg.ResetStats()
 		rep, err := Check(context.Background(), []Subject{s}, Options{Registry: rc, At: date(t, "2024-11-20"), Cache: cache})

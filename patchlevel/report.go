@@ -20,8 +20,8 @@ const (
 	StatusUnknown = "unknown"
 )
 
-// ReleaseUnknown is the release of a build the lifecycle table does not
-// hold.
+// ReleaseUnknown is the release of a build that neither the lifecycle
+// table nor Microsoft's channel tags name.
 const ReleaseUnknown = "unknown"
 
 // Subject is one Windows variant to report on.
@@ -64,8 +64,10 @@ type Variant struct {
 	Digest   string `json:"digest"`
 	// Base is the base reference whose repository was listed.
 	Base string `json:"base,omitempty"`
-	// Release is ltsc2019, ltsc2022, ltsc2025, an Annual Channel release
-	// (23H2) or unknown; Channel is ltsc or annual.
+	// Release is the lifecycle table's name (ltsc2016 to ltsc2025), else
+	// Microsoft's tag name of a channel release (20H2, 23H2), else
+	// unknown; Channel is ltsc for a build the table holds, and empty
+	// otherwise.
 	Release string `json:"release"`
 	Channel string `json:"channel,omitempty"`
 	// Build and Revision are the variant's os.version's.

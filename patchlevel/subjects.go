@@ -2,6 +2,7 @@ package patchlevel
 
 import (
 	"cmp"
+	"context"
 
 	"github.com/google/go-containerregistry/pkg/name"
 
@@ -46,4 +47,36 @@ func SubjectOf(plat, digest, base string, opts ...name.Option) (Subject, bool) {
 		s.Base = ref
 	}
 	return s, true
+}
+
+// Ref names one variant as `imgctl bases` and the fleet hold it: its
+// platform as text, its manifest digest and its base's name.
+type Ref struct {
+	Platform, Digest, Base string
+}
+
+// CheckRefs reports on the Windows variants among refs (see SubjectOf
+// and Check, base names parsed with opts): the result has one entry per
+// ref, nil for one that is not Windows.
+func CheckRefs(ctx context.Context, refs []Ref, o Options, opts ...name.Option) ([]*Variant, error) {
+	var subjects []Subject
+	var where []int
+	for i, r := range refs {
+		if s, ok := SubjectOf(r.Platform, r.Digest, r.Base, opts...); ok {
+			subjects, where = append(subjects, s), append(where, i)
+		}
+	}
+	out := make([]*Variant, len(refs))
+	if len(subjects) == 0 {
+		return out, ctx.Err()
+	}
+	o.At = o.Date() // one date for every variant, also past midnight
+	rep, err := Check(ctx, subjects, o)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range where {
+		out[i] = &rep.Variants[j]
+	}
+	return out, nil
 }

@@ -158,11 +158,13 @@ func (r PatchLevelRule) lifecycle(v patchlevel.Variant) (findings.Finding, bool)
 			return findings.Finding{}, false
 		}
 		// No lifecycle row: support cannot be shown, so it is not assumed.
+		// It passes only where the policy lets an ended release pass: the
+		// default phases, written or not, refuse it alike.
 		f.Rule = RuleBaseOutOfSupport
 		f.Message = fmt.Sprintf("%s (build %d): support cannot be shown: %s", v.Release, v.Build, v.LifecycleReason)
-		if len(r.AllowedPhases) > 0 {
+		if !r.allows(platform.PhaseEnded) {
 			f.Severity = findings.Error
-			f.Message += "; the policy's allowedPhases cannot be checked"
+			f.Message += "; the policy's allowedPhases leave out ended, so an unsupported release cannot pass"
 		}
 		return f, true
 	}

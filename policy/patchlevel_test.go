@@ -48,8 +48,10 @@ func TestPatchLevelLifecycleFindings(t *testing.T) {
 		{"extended, not allowed", 20348, "2026-12-01", []string{"mainstream"}, RuleBaseExtendedSupport, findings.Error, "extended support until 2031-10-14"},
 		{"ended", 20348, "2032-01-15", nil, RuleBaseOutOfSupport, findings.Error, "left extended support on 2031-10-14"},
 		{"ended, allowed", 20348, "2032-01-15", []string{"mainstream", "extended", "ended"}, RuleBaseOutOfSupport, findings.Warning, "left extended support"},
-		{"no lifecycle row", 25398, "2026-12-01", nil, RuleBaseOutOfSupport, findings.Warning, "support cannot be shown"},
-		{"no lifecycle row, phases limited", 25398, "2026-12-01", []string{"mainstream"}, RuleBaseOutOfSupport, findings.Error, "allowedPhases cannot be checked"},
+		{"no lifecycle row", 25398, "2026-12-01", nil, RuleBaseOutOfSupport, findings.Error, "support cannot be shown"},
+		{"no lifecycle row, the default written out", 25398, "2026-12-01", []string{"mainstream", "extended"}, RuleBaseOutOfSupport, findings.Error, "leave out ended"},
+		{"no lifecycle row, phases limited", 25398, "2026-12-01", []string{"mainstream"}, RuleBaseOutOfSupport, findings.Error, "leave out ended"},
+		{"no lifecycle row, ended allowed", 25398, "2026-12-01", []string{"mainstream", "extended", "ended"}, RuleBaseOutOfSupport, findings.Warning, "support cannot be shown"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			at, _ := platform.ParseDate(tc.at)

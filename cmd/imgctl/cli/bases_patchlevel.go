@@ -59,26 +59,30 @@ func parseAt(s string) (platform.Date, error) {
 
 // basesPatchLevel reports the patch level of the Windows variants of st.
 func basesPatchLevel(ctx context.Context, rc *registry.Client, st *rebase.Status, at platform.Date) (*basesReport, error) {
-	var subjects []patchlevel.Subject
-	var where []int
-	for i, v := range st.Variants {
-		if s, ok := patchlevel.SubjectOf(v.Platform, v.Digest, v.BaseName, rc.NameOptions()...); ok {
-			subjects, where = append(subjects, s), append(where, i)
-		}
-	}
-	pl, err := patchlevel.Check(ctx, subjects, patchlevel.Options{Registry: rc, At: at})
+	o := patchlevel.Options{Registry: rc, At: at}
+	o.At = o.Date()
+	levels, err := patchlevel.CheckRefs(ctx, statusRefs(st.Variants), o, rc.NameOptions()...)
 	if err != nil {
 		return nil, err
 	}
-	rep := &basesReport{Status: st, At: pl.At, PatchLevel: pl.Variants}
-	for _, v := range st.Variants {
-		rep.Variants = append(rep.Variants, basesVariant{Variant: v})
-	}
-	for j, i := range where {
-		rep.Variants[i].PatchLevel = &pl.Variants[j]
+	rep := &basesReport{Status: st, At: o.At}
+	for i, v := range st.Variants {
+		rep.Variants = append(rep.Variants, basesVariant{Variant: v, PatchLevel: levels[i]})
+		if levels[i] != nil {
+			rep.PatchLevel = append(rep.PatchLevel, *levels[i])
+		}
 	}
 	linuxBaseCreated(ctx, rc, rep.Variants)
-	return rep, nil
+	return rep, ctx.Err()
+}
+
+// statusRefs names the variants of a status for patchlevel.CheckRefs.
+func statusRefs(vs []rebase.Variant) []patchlevel.Ref {
+	refs := make([]patchlevel.Ref, len(vs))
+	for i, v := range vs {
+		refs[i] = patchlevel.Ref{Platform: v.Platform, Digest: v.Digest, Base: v.BaseName}
+	}
+	return refs
 }
 
 // linuxBaseCreated fills the created dates of the recorded and current

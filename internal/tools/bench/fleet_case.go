@@ -161,6 +161,9 @@ func (fr *fleetRun) loop(ctx context.Context) fleetRow {
 					outcomes[string(fleet.Current)]++
 					break
 				}
+				if i == 0 && code != 1 { // bases: 0 current, 1 stale, else an error
+					return fmt.Errorf("bases %s: exit %d", ref, code)
+				}
 				if i > 0 && code != 0 {
 					return fmt.Errorf("%s %s: exit %d", s[0], ref, code)
 				}
