@@ -148,6 +148,22 @@ func newStore(entries []entry) (memStore, ocispec.Descriptor, error) {
 	return s, d, err
 }
 
+// provider is memStore as the linked release's content.Provider. Only
+// the import paths of content and images differ between containerd 1.7
+// and 2.x, so images_v1.go and images_v2.go (one chosen by the
+// containerd1 build tag, since each release module links one line) name
+// just contentReaderAt and imagesManifest.
+type provider struct{ memStore }
+
+func (p provider) ReaderAt(_ context.Context, desc ocispec.Descriptor) (contentReaderAt, error) {
+	return p.reader(desc)
+}
+
+// manifest is the release's images.Manifest over the store.
+func manifest(ctx context.Context, s memStore, index ocispec.Descriptor, mc platforms.MatchComparer) (ocispec.Manifest, error) {
+	return imagesManifest(ctx, provider{s}, index, mc)
+}
+
 // readerAt is the content.ReaderAt both containerd lines define.
 type readerAt struct {
 	*bytes.Reader
